@@ -1,0 +1,63 @@
+#!/bin/bash
+# PID 1 of the rnvme test VM after switch_root (root = host / read-only + tmpfs overlay).
+# Reads the command to run from /results/.vm/cmd.sh (written by run-vm.sh), runs it,
+# stores its exit code in /results/exit-code and dmesg in /results/dmesg.txt, powers off.
+set -u
+unset rnvme_init
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb LANG=C.UTF-8 LC_ALL=C
+
+poweroff_now() {
+	sync
+	umount /results 2>/dev/null
+	echo o > /proc/sysrq-trigger 2>/dev/null
+	/bin/busybox poweroff -f 2>/dev/null
+	sleep 30
+}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null || mount -t tmpfs -o mode=0755 dev /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /run
+mount -t tmpfs -o mode=1777 tmpfs /var/tmp 2>/dev/null
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+modprobe configfs 2>/dev/null
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+echo 1 > /proc/sys/kernel/sysrq
+echo 7 > /proc/sys/kernel/printk 2>/dev/null || true
+
+# Guest boot done: tell the host (it measures the boot time from this file).
+read -r up _ < /proc/uptime
+echo "$up" > /results/.vm/guest-started
+
+hostname rnvme-vm
+echo rnvme-vm > /etc/hostname
+ip link set lo up
+mkdir -p /etc/nvme /etc/modprobe.d
+
+if [ ! -r /results/.vm/cmd.sh ]; then
+	echo "rnvme-guest: /results/.vm/cmd.sh missing" >&2
+	poweroff_now
+fi
+# Defines REPO, KVER, GUEST_CMD=(...) and exported pass-through variables.
+# shellcheck disable=SC1091
+. /results/.vm/cmd.sh
+export REPO KVER RESULTS=/results
+
+if [ "$(uname -r)" != "$KVER" ]; then
+	echo "rnvme-guest: WARNING running kernel $(uname -r) != requested $KVER" >&2
+fi
+
+echo "rnvme-guest: boot done at ${up}s uptime; running: ${GUEST_CMD[*]}"
+cd "$REPO" || cd /
+rc=0
+"${GUEST_CMD[@]}" < /dev/null || rc=$?
+echo "rnvme-guest: command exited with $rc"
+dmesg > /results/dmesg.txt 2>&1
+echo "$rc" > /results/exit-code
+poweroff_now

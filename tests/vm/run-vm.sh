@@ -1,0 +1,207 @@
+#!/bin/bash
+# Boot the Debian test kernel in QEMU (TCG) with the host root shared read-only
+# (9p + tmpfs overlay) and run one command inside the guest.
+#
+# usage: tests/vm/run-vm.sh [--kver KVER] [--timeout SECS] [--mem MB] [--out DIR] [-v]
+#                           -- GUEST_CMD [ARGS...]
+#
+# GUEST_CMD must be visible in the guest at the same absolute path (it is: the
+# whole host / is shared). It runs with REPO, KVER and RESULTS=/results set; the
+# --out directory is /results in the guest. Exit status = GUEST_CMD's status.
+# Environment passed to the guest: HOST_DRIVER TRANSPORT SUITES VERBOSE and every
+# variable whose name starts with RNVME_ or TEST_.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+VMDIR=$REPO/tests/vm
+LOCK=/tmp/rnvme-vm.lock
+
+kver=
+timeout_s=1800
+mem=2048
+out=$REPO/build/vm/out
+verbose=${VERBOSE:-0}
+accel=${RNVME_VM_ACCEL:-tcg,thread=multi}
+
+usage() {
+	sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	exit "${1:-2}"
+}
+die() { echo "run-vm: error: $*" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kver) kver=${2:?--kver needs a value}; shift 2 ;;
+	--timeout) timeout_s=${2:?--timeout needs a value}; shift 2 ;;
+	--mem) mem=${2:?--mem needs a value}; shift 2 ;;
+	--out) out=${2:?--out needs a value}; shift 2 ;;
+	-v|--verbose) verbose=1; shift ;;
+	-h|--help) usage 0 ;;
+	--) shift; break ;;
+	*) die "unknown option '$1' (the guest command goes after --)" ;;
+	esac
+done
+[ $# -ge 1 ] || usage 2
+[[ $timeout_s =~ ^[0-9]+$ ]] || die "--timeout must be a number of seconds"
+[[ $mem =~ ^[0-9]+$ ]] || die "--mem must be a number of MiB"
+
+[ -n "$kver" ] || kver=$("$REPO/tests/lib/kver.sh") || die "no test kernel; run tests/setup-host.sh"
+kernel=/boot/vmlinuz-$kver
+[ -r "$kernel" ] || die "kernel image $kernel not found (install linux-image-$kver)"
+[ -d "/lib/modules/$kver/kernel" ] || die "/lib/modules/$kver missing"
+for t in qemu-system-x86_64 busybox cpio gzip flock timeout modprobe sha256sum; do
+	command -v "$t" >/dev/null || die "'$t' not found; run tests/setup-host.sh"
+done
+busybox_bin=$(command -v busybox)
+file -L "$busybox_bin" 2>/dev/null | grep -q 'statically linked' \
+	|| [ ! -x /usr/bin/file ] || die "$busybox_bin is not static (install busybox-static)"
+
+gcmd=$(realpath -e "$1" 2>/dev/null) || die "guest command '$1' not found"
+shift
+[ -x "$gcmd" ] || die "guest command $gcmd is not executable"
+case "$gcmd" in
+/tmp/*|/run/*|/var/tmp/*|/dev/*|/proc/*|/sys/*)
+	die "guest command $gcmd lives in a directory the guest mounts fresh; put it in the repo" ;;
+esac
+
+mkdir -p "$out"
+out=$(realpath -e "$out")
+case "$out" in /) die "--out must not be /" ;; esac
+
+# ---------------------------------------------------------------- lock
+exec 9>"$LOCK"
+if ! flock -n 9; then
+	echo "run-vm: waiting for another VM run to finish (lock $LOCK) ..." >&2
+	flock 9
+fi
+
+# ---------------------------------------------------------------- initramfs
+# Modules needed to reach the host root; builtins are skipped.
+initramfs_mods="virtio_pci 9pnet_virtio 9p overlay"
+cache=$REPO/build/vm/$kver
+initrd=$cache/initramfs.cpio.gz
+
+resolve_modules() {
+	local m line
+	for m in $initramfs_mods; do
+		modprobe -S "$kver" --show-depends "$m" 2>/dev/null || die "modprobe cannot resolve '$m' for $kver"
+	done | while read -r line; do
+		case "$line" in
+		insmod\ *) line=${line#insmod }; echo "${line%% *}" ;;
+		builtin\ *) ;;
+		*) echo "run-vm: unexpected modprobe output: $line" >&2 ;;
+		esac
+	done | awk '!seen[$0]++'
+}
+
+build_initramfs() {
+	local mods key stage m base
+	mods=$(resolve_modules)
+	key=$( {
+		echo "kver=$kver"
+		sha256sum "$VMDIR/initramfs-init.sh" "$busybox_bin"
+		for m in $mods; do stat -c '%n %s %Y' "$m"; done
+	} | sha256sum | cut -d' ' -f1)
+	if [ -s "$initrd" ] && [ "$(cat "$cache/initramfs.key" 2>/dev/null)" = "$key" ]; then
+		return 0
+	fi
+	echo "run-vm: building initramfs for $kver in $cache" >&2
+	mkdir -p "$cache"
+	stage=$(mktemp -d "$cache/stage.XXXXXX")
+	mkdir -p "$stage"/{bin,dev,proc,sys,newroot,lower,rw,modules}
+	cp "$busybox_bin" "$stage/bin/busybox"
+	ln -s busybox "$stage/bin/sh"
+	install -m 0755 "$VMDIR/initramfs-init.sh" "$stage/init"
+	: > "$stage/modules.list"
+	for m in $mods; do
+		base=$(basename "$m")
+		case "$m" in
+		*.ko.xz) base=${base%.xz}; xz -dc "$m" > "$stage/modules/$base" ;;
+		*.ko.zst) base=${base%.zst}; zstd -qdc "$m" > "$stage/modules/$base" ;;
+		*.ko.gz) base=${base%.gz}; gzip -dc "$m" > "$stage/modules/$base" ;;
+		*) cp "$m" "$stage/modules/$base" ;;
+		esac
+		echo "$base" >> "$stage/modules.list"
+	done
+	(cd "$stage" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet -R 0:0) \
+		| gzip -9 > "$initrd.tmp"
+	mv "$initrd.tmp" "$initrd"
+	echo "$key" > "$cache/initramfs.key"
+	rm -rf "$stage"
+	echo "run-vm: initramfs: $(tr '\n' ' ' < <(basename -a $mods))" >&2
+}
+build_initramfs
+
+# ---------------------------------------------------------------- guest command
+rm -rf "$out/.vm"
+rm -f "$out/exit-code" "$out/dmesg.txt" "$out/console.log"
+mkdir -p "$out/.vm"
+{
+	printf 'REPO=%q\nKVER=%q\n' "$REPO" "$kver"
+	printf 'GUEST_CMD=('
+	printf '%q ' "$gcmd" "$@"
+	printf ')\n'
+	for v in HOST_DRIVER TRANSPORT SUITES VERBOSE $(compgen -e | grep -E '^(RNVME_|TEST_)' || true); do
+		[ -n "${!v+x}" ] || continue
+		printf 'export %s=%q\n' "$v" "${!v}"
+	done
+} > "$out/.vm/cmd.sh"
+
+# ---------------------------------------------------------------- QEMU
+console=$out/console.log
+append="console=ttyS0 panic=-1 quiet rnvme_init=$VMDIR/guest-init.sh"
+append="$append nokaslr tsc=reliable no_timer_check mitigations=off"
+qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m "$mem"
+	-nic none -nographic -no-reboot
+	-kernel "$kernel" -initrd "$initrd" -append "$append"
+	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=$out,mount_tag=results,security_model=none,multidevs=remap")
+
+echo "run-vm: kernel $kver, ${mem} MiB, timeout ${timeout_s}s, out $out" >&2
+echo "run-vm: guest command: $gcmd $*" >&2
+t0=$(date +%s%N)
+timeout -k 10 "$timeout_s" "${qemu[@]}" < /dev/null > "$console" 2>&1 &
+qpid=$!
+tailpid=
+if [ "$verbose" = 1 ]; then
+	tail -n +1 -F "$console" 2>/dev/null &
+	tailpid=$!
+fi
+cleanup() {
+	[ -n "$tailpid" ] && kill "$tailpid" 2>/dev/null
+	kill "$qpid" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'echo "run-vm: interrupted" >&2; exit 130' INT TERM
+
+# seconds since a `date +%s%N` stamp, 2 decimals
+elapsed() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
+boot_s=
+while kill -0 "$qpid" 2>/dev/null; do
+	if [ -z "$boot_s" ] && [ -s "$out/.vm/guest-started" ]; then
+		boot_s=$(elapsed "$t0")
+		echo "run-vm: boot time: $boot_s s (QEMU start -> guest init; guest uptime $(cat "$out/.vm/guest-started") s)" >&2
+	fi
+	sleep 0.2
+done
+qrc=0
+wait "$qpid" || qrc=$?
+total=$(elapsed "$t0")
+sleep 0.3
+[ -n "$tailpid" ] && kill "$tailpid" 2>/dev/null
+tailpid=
+
+echo "run-vm: VM wall time: $total s" >&2
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	echo "run-vm: FAIL: VM killed after the ${timeout_s}s timeout" >&2
+fi
+if [ ! -s "$out/exit-code" ]; then
+	echo "run-vm: FAIL: the guest did not record an exit code (qemu status $qrc)." >&2
+	echo "run-vm: last console lines ($console):" >&2
+	tail -n 40 "$console" | sed 's/^/    /' >&2
+	exit 1
+fi
+rc=$(cat "$out/exit-code")
+[[ $rc =~ ^[0-9]+$ ]] || { echo "run-vm: FAIL: bad exit code '$rc'" >&2; exit 1; }
+echo "run-vm: guest command exit code $rc (console: $console, dmesg: $out/dmesg.txt)" >&2
+exit "$rc"
