@@ -1,0 +1,78 @@
+#!/bin/bash
+# Guest-side suite runner (runs inside the VM, started by tests/run-all.sh via
+# tests/vm/run-vm.sh). Runs tests/suites/NN-*.sh one after the other, each with a
+# fresh fixture; tears everything down between suites, checks dmesg for the
+# teardown, and writes TAP + a summary into $RESULTS.
+#   SUITES="03 04"        run only these (prefix numbers or full names)
+#   RNVME_SUITE_TIMEOUT   per-suite limit in seconds (default 900)
+set -uo pipefail
+# shellcheck source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+
+RESULTS=${RESULTS:-/results}
+limit=${RNVME_SUITE_TIMEOUT:-900}
+outdir=$RESULTS/suites
+rm -rf "$outdir"
+mkdir -p "$outdir"
+summary=$RESULTS/summary.txt
+: > "$summary"
+
+selected() {
+	local name=$1 s
+	[ -n "${SUITES:-}" ] || return 0
+	for s in $SUITES; do
+		case "$name" in "$s"|"$s"-*|"$s".sh) return 0 ;; esac
+	done
+	return 1
+}
+
+tot_pass=0 tot_fail=0 tot_skip=0
+for suite in "$REPO"/tests/suites/[0-9][0-9]-*.sh; do
+	name=$(basename "$suite" .sh)
+	selected "$name" || continue
+	tap=$outdir/$name.tap
+	echo "# ===== $name (HOST_DRIVER=$HOST_DRIVER TRANSPORT=$TRANSPORT)"
+	fx_dmesg_mark "$name"
+	t=$(now_ns)
+	{
+		rc=0
+		timeout -k 30 "$limit" "$suite" 2>&1 || rc=$?
+		echo "$rc" > "$outdir/$name.rc"
+	} | tee "$tap"
+	rc=$(cat "$outdir/$name.rc")
+	secs=$(secs_since "$t")
+	dmesg | awk -v m="$FX_DMESG_MARK" 'f { print } index($0, m) { f = 1 }' > "$outdir/$name.dmesg"
+
+	pass=$(grep -cE '^ok [0-9]+' "$tap" | tr -d ' ')
+	skip=$(grep -cE '^ok [0-9]+.*# SKIP' "$tap" | tr -d ' ')
+	fail=$(grep -cE '^not ok [0-9]+' "$tap" | tr -d ' ')
+	pass=$((pass - skip))
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		echo "not ok - $name timed out after ${limit}s" | tee -a "$tap"
+		fail=$((fail + 1))
+	elif [ "$rc" != 0 ] && [ "$fail" = 0 ]; then
+		echo "not ok - $name exited with status $rc without a failing test point" | tee -a "$tap"
+		fail=$((fail + 1))
+	fi
+
+	# Teardown between suites (the suite should already have done it).
+	fx_dmesg_mark "$name-teardown"
+	fx_cleanup_all > "$outdir/$name.teardown.log" 2>&1
+	bad=$(fx_dmesg_since_mark | grep -E "$FX_DMESG_BAD" || true)
+	if [ -n "$bad" ] || [ -d "/sys/module/$(host_module)" ] || [ -d /sys/kernel/config/nvmet/ports/1 ]; then
+		{
+			echo "not ok - $name: teardown clean"
+			printf '%s\n' "$bad" | diag
+			[ ! -d "/sys/module/$(host_module)" ] || echo "# host module still loaded"
+		} | tee -a "$tap"
+		fail=$((fail + 1))
+	fi
+
+	echo "# ===== $name: $pass passed, $fail failed, $skip skipped, rc=$rc, $secs s"
+	echo "$name $pass $fail $skip $rc $secs" >> "$summary"
+	tot_pass=$((tot_pass + pass)) tot_fail=$((tot_fail + fail)) tot_skip=$((tot_skip + skip))
+done
+
+echo "TOTAL $tot_pass $tot_fail $tot_skip" >> "$summary"
+echo "# guest total: $tot_pass passed, $tot_fail failed, $tot_skip skipped"
+[ "$tot_fail" = 0 ]

@@ -1,0 +1,601 @@
+# shellcheck shell=bash
+# Common helpers for the rnvme guest test suites: TAP output, timing, bounded
+# waits and fixtures (rxe over a veth pair, an nvmet target, the host driver,
+# dmesg checks). Sourced by tests/suites/NN-*.sh, which run inside the test VM
+# (tests/vm/run-vm.sh) as root.
+#
+# Environment:
+#   REPO          repository root (set by the VM runner; derived otherwise)
+#   HOST_DRIVER   "rnvme" (default: insmod $REPO/rnvme.ko) or "inbox" (in-tree nvme_rdma)
+#   TRANSPORT     nvme-fabrics transport name used by the host (default rdma)
+#   RNVME_PARAMS  module parameters for rnvme.ko
+#   RNVME_KO      path of the module (default $REPO/rnvme.ko)
+
+: "${REPO:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${HOST_DRIVER:=rnvme}"
+: "${TRANSPORT:=rdma}"
+: "${RNVME_PARAMS:=}"
+: "${RNVME_KO:=$REPO/rnvme.ko}"
+export REPO HOST_DRIVER TRANSPORT RNVME_PARAMS RNVME_KO
+
+# Fabric addresses (documentation ranges only; they live on veth0/veth1 inside the guest).
+HOST_IP4=192.0.2.1
+TGT_IP4=192.0.2.2
+HOST_IP6=2001:db8::1
+TGT_IP6=2001:db8::2
+TGT_PORT=4420
+TEST_NQN=nqn.2014-08.org.nvmexpress.rnvme:test1
+TEST_NQN2=nqn.2014-08.org.nvmexpress.rnvme:test2
+HOST_NQN=nqn.2014-08.org.nvmexpress:uuid:6f1f7b3a-1b1e-4c5e-9d1a-0c0ffee0d00d
+HOST_ID=6f1f7b3a-1b1e-4c5e-9d1a-0c0ffee0d00d
+NVMET_CFS=/sys/kernel/config/nvmet
+FX_STATE=/run/rnvme-fx
+
+# ====================================================================== TAP
+
+TAP_N=0
+TAP_PASS=0
+TAP_FAIL=0
+TAP_SKIP=0
+TAP_PLANNED=
+
+# tap_plan N: print the plan up front (optional; tap_finish prints it otherwise).
+tap_plan() {
+	TAP_PLANNED=$1
+	echo "1..$1"
+}
+
+diag() {
+	local line
+	if [ $# -gt 0 ]; then
+		printf '%s\n' "$*" | while IFS= read -r line; do echo "# $line"; done
+	else
+		while IFS= read -r line; do echo "# $line"; done
+	fi
+}
+
+ok() {
+	TAP_N=$((TAP_N + 1))
+	TAP_PASS=$((TAP_PASS + 1))
+	echo "ok $TAP_N - $*"
+}
+
+# not_ok DESC [DIAG...]: a failing test point, optional diagnostic lines.
+not_ok() {
+	local desc=$1
+	shift
+	TAP_N=$((TAP_N + 1))
+	TAP_FAIL=$((TAP_FAIL + 1))
+	echo "not ok $TAP_N - $desc"
+	[ $# -eq 0 ] || diag "$@"
+}
+
+# tap_skip REASON [DESC]: a skipped test point.
+tap_skip() {
+	TAP_N=$((TAP_N + 1))
+	TAP_SKIP=$((TAP_SKIP + 1))
+	echo "ok $TAP_N - ${2:-skipped} # SKIP $1"
+}
+
+# tap_skip_all REASON: the whole suite does not apply; exits 0.
+tap_skip_all() {
+	echo "1..0 # SKIP $1"
+	exit 0
+}
+
+# bail REASON: fatal setup error; the rest of the suite cannot run.
+bail() {
+	echo "Bail out! $*"
+	fx_cleanup_all >/dev/null 2>&1 || true
+	exit 1
+}
+
+# tap_ok_if DESC CONDITION-RC [DIAG...]
+tap_result() {
+	local desc=$1 rc=$2
+	shift 2
+	if [ "$rc" = 0 ]; then ok "$desc"; else not_ok "$desc" "$@"; fi
+}
+
+# check DESC CMD...: ok when CMD succeeds; on failure its output (last 25 lines) is diagnostics.
+check() {
+	local desc=$1 out rc=0
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	if [ "$rc" = 0 ]; then
+		ok "$desc"
+	else
+		not_ok "$desc" "command: $* (exit $rc)" "$(printf '%s\n' "$out" | tail -n 25)"
+	fi
+	return "$rc"
+}
+
+# check_fails DESC CMD...: ok when CMD fails (exit != 0, and not a timeout 124).
+check_fails() {
+	local desc=$1 out rc=0
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	if [ "$rc" != 0 ] && [ "$rc" != 124 ]; then
+		ok "$desc"
+		[ -z "$out" ] || diag "$(printf '%s\n' "$out" | tail -n 3)"
+		return 0
+	fi
+	not_ok "$desc" "command: $* (exit $rc, expected failure)" "$(printf '%s\n' "$out" | tail -n 25)"
+	return 1
+}
+
+# tap_finish: print the plan (if not printed) and a summary; exit 0/1.
+tap_finish() {
+	[ -n "$TAP_PLANNED" ] || echo "1..$TAP_N"
+	if [ -n "$TAP_PLANNED" ] && [ "$TAP_PLANNED" != "$TAP_N" ]; then
+		echo "# planned $TAP_PLANNED tests but ran $TAP_N"
+		TAP_FAIL=$((TAP_FAIL + 1))
+	fi
+	echo "# $(basename "$0"): $TAP_PASS passed, $TAP_FAIL failed, $TAP_SKIP skipped"
+	[ "$TAP_FAIL" = 0 ]
+	exit $?
+}
+
+# ====================================================================== timing
+
+now_ns() { date +%s%N; }
+
+# secs_since STAMP: seconds (2 decimals) since a now_ns stamp.
+secs_since() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
+
+# timed NAME CMD...: run CMD, print "# NAME: N.NN s", return its status; T_ELAPSED = seconds.
+T_ELAPSED=0
+timed() {
+	local name=$1 t rc=0
+	shift
+	t=$(now_ns)
+	"$@" || rc=$?
+	T_ELAPSED=$(secs_since "$t")
+	echo "# $name: $T_ELAPSED s"
+	return "$rc"
+}
+
+# wait_for SECS CMD...: poll CMD every 0.2 s until it succeeds or SECS pass.
+# Returns 0/1; WAIT_ELAPSED = seconds waited.
+WAIT_ELAPSED=0
+wait_for() {
+	local limit=$1 t
+	shift
+	t=$(now_ns)
+	while :; do
+		if "$@" >/dev/null 2>&1; then
+			WAIT_ELAPSED=$(secs_since "$t")
+			return 0
+		fi
+		WAIT_ELAPSED=$(secs_since "$t")
+		awk -v e="$WAIT_ELAPSED" -v l="$limit" 'BEGIN { exit !(e >= l) }' && return 1
+		sleep 0.2
+	done
+}
+
+# ====================================================================== dmesg
+
+FX_DMESG_MARK=
+
+# fx_dmesg_mark [NAME]: put a unique marker into the kernel log.
+fx_dmesg_mark() {
+	FX_DMESG_MARK="rnvme-test-mark:${1:-$(basename "$0")}:$$:$(now_ns)"
+	echo "$FX_DMESG_MARK" > /dev/kmsg
+}
+
+# Kernel log since the last mark (whole log when no mark was set).
+fx_dmesg_since_mark() {
+	if [ -n "$FX_DMESG_MARK" ]; then
+		dmesg | awk -v m="$FX_DMESG_MARK" 'found { print } index($0, m) { found = 1 }'
+	else
+		dmesg
+	fi
+}
+
+FX_DMESG_BAD='WARNING:|BUG:|Oops|general protection|possible circular locking|inconsistent lock state|suspicious RCU|possible recursive locking|hung_task|blocked for more than|kmemleak|list_add corruption|list_del corruption|refcount_t:|UBSAN:|KASAN:|Kernel panic|stack-protector|double free|use-after-free|scheduling while atomic|sleeping function called from invalid context'
+
+# fx_dmesg_check [DESC]: a TAP point; fails when the log since the mark has kernel warnings.
+fx_dmesg_check() {
+	local desc=${1:-"no kernel warnings in dmesg"} bad
+	bad=$(fx_dmesg_since_mark | grep -E "$FX_DMESG_BAD" || true)
+	if [ -z "$bad" ]; then
+		ok "$desc"
+	else
+		not_ok "$desc" "offending kernel log lines:" "$(printf '%s\n' "$bad" | head -n 40)"
+		fx_dmesg_since_mark | grep -E -A 25 "$FX_DMESG_BAD" | head -n 120 | diag
+	fi
+}
+
+# ====================================================================== rxe fabric
+
+# fx_rxe_up: veth0 (host side, 192.0.2.1 / 2001:db8::1) <-> veth1 (target side,
+# 192.0.2.2 / 2001:db8::2) with soft-RoCE devices rxe0 on veth0 and rxe1 on veth1.
+#
+# Both addresses are local to the one guest, so by default the kernel routes
+# traffic between them over "lo", where rxe cannot receive. Policy routing sends
+# locally generated traffic for the peer address out of the veth pair instead,
+# so the host really uses rxe0 and the target rxe1 (removing rxe0 then hits only
+# the host side). The "oif" rules make rdma_cm's reverse-path check of incoming
+# connection requests (validate_net_dev) resolve to the receiving veth for IPv6.
+fx_rxe_up() {
+	local t dev mac0 mac1
+	t=$(now_ns)
+	modprobe veth || { echo "# modprobe veth failed"; return 1; }
+	modprobe rdma_rxe || { echo "# modprobe rdma_rxe failed"; return 1; }
+	modprobe ib_uverbs 2>/dev/null || true
+	if ! ip link show veth0 >/dev/null 2>&1; then
+		ip link add veth0 type veth peer name veth1 || return 1
+	fi
+	sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+		net.ipv4.conf.all.accept_local=1 >/dev/null
+	for dev in veth0 veth1; do
+		sysctl -qw "net.ipv4.conf.$dev.rp_filter=0" "net.ipv4.conf.$dev.accept_local=1" \
+			"net.ipv6.conf.$dev.accept_dad=0" >/dev/null
+	done
+	ip addr replace "$HOST_IP4/24" dev veth0
+	ip addr replace "$TGT_IP4/24" dev veth1
+	ip -6 addr replace "$HOST_IP6/64" dev veth0 nodad
+	ip -6 addr replace "$TGT_IP6/64" dev veth1 nodad
+	ip link set veth0 up
+	ip link set veth1 up
+
+	mac0=$(cat /sys/class/net/veth0/address)
+	mac1=$(cat /sys/class/net/veth1/address)
+	ip neigh replace "$TGT_IP4" lladdr "$mac1" dev veth0 nud permanent
+	ip neigh replace "$HOST_IP4" lladdr "$mac0" dev veth1 nud permanent
+	ip -6 neigh replace "$TGT_IP6" lladdr "$mac1" dev veth0 nud permanent
+	ip -6 neigh replace "$HOST_IP6" lladdr "$mac0" dev veth1 nud permanent
+
+	local fam
+	for fam in -4 -6; do
+		ip "$fam" route flush table 100 2>/dev/null || true
+		ip "$fam" route flush table 101 2>/dev/null || true
+		while ip "$fam" rule del pref 10 2>/dev/null; do :; done
+		while ip "$fam" rule del pref 11 2>/dev/null; do :; done
+		while ip "$fam" rule del pref 12 2>/dev/null; do :; done
+		while ip "$fam" rule del pref 13 2>/dev/null; do :; done
+	done
+	ip -4 route add "$TGT_IP4" dev veth0 src "$HOST_IP4" table 100
+	ip -4 route add "$HOST_IP4" dev veth1 src "$TGT_IP4" table 101
+	ip -6 route add "$TGT_IP6" dev veth0 src "$HOST_IP6" table 100
+	ip -6 route add "$HOST_IP6" dev veth1 src "$TGT_IP6" table 101
+	ip -4 rule add pref 10 iif lo to "$TGT_IP4" lookup 100
+	ip -4 rule add pref 11 iif lo to "$HOST_IP4" lookup 101
+	ip -4 rule add pref 12 oif veth0 to "$TGT_IP4" lookup 100
+	ip -4 rule add pref 13 oif veth1 to "$HOST_IP4" lookup 101
+	ip -6 rule add pref 10 iif lo to "$TGT_IP6" lookup 100
+	ip -6 rule add pref 11 iif lo to "$HOST_IP6" lookup 101
+	ip -6 rule add pref 12 oif veth0 to "$TGT_IP6" lookup 100
+	ip -6 rule add pref 13 oif veth1 to "$HOST_IP6" lookup 101
+	# The local table must come after the rules above.
+	for fam in -4 -6; do
+		if ip "$fam" rule show pref 0 | grep -q 'lookup local'; then
+			ip "$fam" rule add pref 1000 lookup local
+			ip "$fam" rule del pref 0
+		fi
+	done
+
+	rdma link show rxe0/1 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev veth0 || return 1
+	rdma link show rxe1/1 >/dev/null 2>&1 || rdma link add rxe1 type rxe netdev veth1 || return 1
+	if ! wait_for 30 fx_rxe_ports_active; then
+		echo "# rxe ports not ACTIVE after 30 s:"
+		rdma link show | diag
+		return 1
+	fi
+	echo "# fx_rxe_up: $(secs_since "$t") s"
+}
+
+fx_rxe_ports_active() {
+	rdma link show rxe0/1 2>/dev/null | grep -q 'state ACTIVE' &&
+		rdma link show rxe1/1 2>/dev/null | grep -q 'state ACTIVE'
+}
+
+# fx_rxe_down: remove rxe devices and the veth pair (idempotent).
+fx_rxe_down() {
+	local d
+	for d in rxe0 rxe1; do
+		if rdma link show "$d/1" >/dev/null 2>&1; then
+			timeout 60 rdma link delete "$d" || echo "# rdma link delete $d failed"
+		fi
+	done
+	ip link del veth0 2>/dev/null || true
+	return 0
+}
+
+# ====================================================================== nvmet target
+
+# fx_target_up [--backing brd|nullb] [--nqn NQN] [--port ID] [--traddr A]
+#              [--adrfam ipv4|ipv6] [--trsvcid N] [--trtype rdma|tcp] [--size MiB]
+# Creates (or reuses) the subsystem NQN with one namespace on a fresh data-keeping
+# block device, and exports it on port ID. Call again for more subsystems/ports.
+# Sets FX_BACKING_DEV to the backing device of the namespace just created.
+FX_BACKING_DEV=
+fx_target_up() {
+	local backing=brd nqn=$TEST_NQN port=1 traddr= adrfam= trsvcid=$TGT_PORT trtype=rdma size=128
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--backing) backing=$2; shift 2 ;;
+		--nqn) nqn=$2; shift 2 ;;
+		--port) port=$2; shift 2 ;;
+		--traddr) traddr=$2; shift 2 ;;
+		--adrfam) adrfam=$2; shift 2 ;;
+		--trsvcid) trsvcid=$2; shift 2 ;;
+		--trtype) trtype=$2; shift 2 ;;
+		--size) size=$2; shift 2 ;;
+		*) echo "# fx_target_up: unknown option $1"; return 2 ;;
+		esac
+	done
+	if [ -z "$adrfam" ]; then
+		case "$traddr" in *:*) adrfam=ipv6 ;; *) adrfam=ipv4 ;; esac
+	fi
+	if [ -z "$traddr" ]; then
+		if [ "$adrfam" = ipv6 ]; then traddr=$TGT_IP6; else traddr=$TGT_IP4; fi
+	fi
+
+	mkdir -p "$FX_STATE"
+	modprobe nvmet || return 1
+	case "$trtype" in
+	rdma) modprobe nvmet-rdma || return 1 ;;
+	tcp) modprobe nvmet-tcp || return 1 ;;
+	*) echo "# fx_target_up: unsupported trtype $trtype"; return 2 ;;
+	esac
+	[ -d "$NVMET_CFS" ] || { echo "# $NVMET_CFS missing (configfs not mounted?)"; return 1; }
+
+	local sub=$NVMET_CFS/subsystems/$nqn
+	if [ ! -d "$sub" ]; then
+		local dev
+		dev=$(fx_backing_create "$backing" "$size") || return 1
+		mkdir "$sub" || return 1
+		echo 1 > "$sub/attr_allow_any_host"
+		mkdir "$sub/namespaces/1" || return 1
+		echo "$dev" > "$sub/namespaces/1/device_path" || return 1
+		echo 1 > "$sub/namespaces/1/enable" || { echo "# cannot enable namespace on $dev"; return 1; }
+		echo "$nqn $dev" >> "$FX_STATE/subsystems"
+		FX_BACKING_DEV=$dev
+	else
+		FX_BACKING_DEV=$(cat "$sub/namespaces/1/device_path")
+	fi
+
+	local p=$NVMET_CFS/ports/$port
+	if [ ! -d "$p" ]; then
+		mkdir "$p" || return 1
+		echo "$trtype" > "$p/addr_trtype"
+		echo "$adrfam" > "$p/addr_adrfam"
+		echo "$traddr" > "$p/addr_traddr"
+		echo "$trsvcid" > "$p/addr_trsvcid"
+	fi
+	if [ ! -e "$p/subsystems/$nqn" ]; then
+		ln -s "$sub" "$p/subsystems/$nqn" || { echo "# cannot enable port $port ($trtype $traddr:$trsvcid)"; return 1; }
+	fi
+	return 0
+}
+
+# fx_backing_create brd|nullb SIZE_MIB: print the path of a new data-keeping block device.
+fx_backing_create() {
+	local kind=$1 size=$2 n
+	mkdir -p "$FX_STATE"
+	case "$kind" in
+	brd)
+		if [ ! -d /sys/module/brd ]; then
+			# rd_size is per device, in KiB; devices allocate memory only when written.
+			modprobe brd rd_nr=4 rd_size=$((size * 1024)) max_part=0 || return 1
+			echo "$size" > "$FX_STATE/brd_size"
+		elif [ "$(cat "$FX_STATE/brd_size" 2>/dev/null || echo 0)" -lt "$size" ]; then
+			echo "# brd already loaded with smaller devices than $size MiB" >&2
+			return 1
+		fi
+		n=$(cat "$FX_STATE/brd_next" 2>/dev/null || echo 0)
+		[ -b "/dev/ram$n" ] || { echo "# /dev/ram$n missing (only 4 brd devices)" >&2; return 1; }
+		echo $((n + 1)) > "$FX_STATE/brd_next"
+		echo "/dev/ram$n"
+		;;
+	nullb)
+		modprobe null_blk nr_devices=0 || return 1
+		n=$(cat "$FX_STATE/nullb_next" 2>/dev/null || echo 0)
+		local d=/sys/kernel/config/nullb/rnvme$n
+		mkdir "$d" || return 1
+		echo "$size" > "$d/size"
+		echo 4096 > "$d/blocksize"
+		echo 1 > "$d/memory_backed"
+		echo 1 > "$d/discard" 2>/dev/null || true
+		echo 1 > "$d/power" || return 1
+		echo $((n + 1)) > "$FX_STATE/nullb_next"
+		local idx
+		idx=$(cat "$d/index")
+		wait_for 10 test -b "/dev/nullb$idx" || { echo "# /dev/nullb$idx did not appear" >&2; return 1; }
+		echo "/dev/nullb$idx"
+		;;
+	*) echo "# unknown backing '$kind'" >&2; return 2 ;;
+	esac
+}
+
+# fx_target_down: remove all nvmet ports, subsystems, hosts and backing devices (idempotent).
+fx_target_down() {
+	local p s ns l h d
+	if [ -d "$NVMET_CFS" ]; then
+		for p in "$NVMET_CFS"/ports/*; do
+			[ -d "$p" ] || continue
+			for l in "$p"/subsystems/*; do [ -L "$l" ] && rm -f "$l"; done
+			for l in "$p"/referrals/*; do [ -d "$l" ] && rmdir "$l"; done
+			rmdir "$p" 2>/dev/null || echo "# cannot remove port $p"
+		done
+		for s in "$NVMET_CFS"/subsystems/*; do
+			[ -d "$s" ] || continue
+			for l in "$s"/allowed_hosts/*; do [ -L "$l" ] && rm -f "$l"; done
+			for ns in "$s"/namespaces/*; do
+				[ -d "$ns" ] || continue
+				echo 0 > "$ns/enable" 2>/dev/null
+				rmdir "$ns" || echo "# cannot remove namespace $ns"
+			done
+			rmdir "$s" || echo "# cannot remove subsystem $s"
+		done
+		for h in "$NVMET_CFS"/hosts/*; do [ -d "$h" ] && rmdir "$h"; done
+	fi
+	for d in /sys/kernel/config/nullb/rnvme*; do
+		[ -d "$d" ] || continue
+		echo 0 > "$d/power" 2>/dev/null
+		rmdir "$d" || echo "# cannot remove $d"
+	done
+	modprobe -r nvmet-rdma nvmet-tcp nvmet 2>/dev/null || true
+	modprobe -r brd 2>/dev/null || true
+	rm -f "$FX_STATE/brd_next" "$FX_STATE/brd_size" "$FX_STATE/nullb_next" "$FX_STATE/subsystems"
+	return 0
+}
+
+# ====================================================================== host driver
+
+# Name of the host module as it appears under /sys/module.
+host_module() {
+	if [ "$HOST_DRIVER" = inbox ]; then
+		echo "nvme_${TRANSPORT//-/_}"
+	else
+		echo rnvme
+	fi
+}
+
+# fx_host_driver_load: load the host transport (rnvme.ko, or nvme-rdma with HOST_DRIVER=inbox).
+fx_host_driver_load() {
+	local m
+	for m in nvme-core nvme-fabrics ib_core rdma_cm; do
+		modprobe "$m" || { echo "# modprobe $m failed"; return 1; }
+	done
+	if [ "$HOST_DRIVER" = inbox ]; then
+		rm -f /etc/modprobe.d/rnvme-test-block-inbox.conf
+		modprobe "nvme-$TRANSPORT" || { echo "# modprobe nvme-$TRANSPORT failed"; return 1; }
+		return 0
+	fi
+	# Make sure the in-tree driver can never be auto-loaded behind our back
+	# (nvme-fabrics calls request_module("nvme-<transport>")).
+	echo "install nvme-rdma /bin/true" > /etc/modprobe.d/rnvme-test-block-inbox.conf
+	if [ -d /sys/module/nvme_rdma ]; then
+		rmmod nvme_rdma || { echo "# in-tree nvme_rdma is loaded and cannot be removed"; return 1; }
+	fi
+	[ -d /sys/module/rnvme ] && return 0
+	[ -r "$RNVME_KO" ] || { echo "# $RNVME_KO not found (build the module first: make)"; return 1; }
+	# shellcheck disable=SC2086 # RNVME_PARAMS is a list of words
+	timeout 60 insmod "$RNVME_KO" $RNVME_PARAMS || { echo "# insmod $RNVME_KO $RNVME_PARAMS failed"; return 1; }
+	if [ -d /sys/module/nvme_rdma ]; then
+		echo "# in-tree nvme_rdma got loaded next to rnvme"
+		return 1
+	fi
+	return 0
+}
+
+# fx_host_driver_unload: disconnect everything and remove the host module (bounded).
+fx_host_driver_unload() {
+	local m
+	m=$(host_module)
+	fx_host_disconnect_all
+	[ -d "/sys/module/$m" ] || return 0
+	timeout 60 rmmod "$m" || { echo "# rmmod $m failed or timed out"; return 1; }
+}
+
+# fx_host_disconnect_all: delete every fabrics controller (bounded).
+fx_host_disconnect_all() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/delete_controller" ] || continue
+		timeout 60 sh -c "echo 1 > '$c/delete_controller'" 2>/dev/null || true
+	done
+	wait_for 60 fx_no_fabrics_ctrls || echo "# controllers still present after 60 s: $(ls /sys/class/nvme 2>/dev/null)"
+}
+
+fx_no_fabrics_ctrls() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/transport" ] && return 1
+	done
+	return 0
+}
+
+# fx_cleanup_all: controllers, host module, target, fabric (safe to call any time).
+fx_cleanup_all() {
+	fx_host_disconnect_all
+	fx_host_driver_unload >/dev/null 2>&1 || true
+	fx_target_down
+	fx_rxe_down
+}
+
+# fx_setup [fx_target_up args]: the usual suite preamble (fabric, target, host driver).
+fx_setup() {
+	fx_rxe_up || bail "cannot set up rxe over veth"
+	fx_target_up "$@" || bail "cannot set up the nvmet target"
+	fx_host_driver_load || bail "cannot load the host driver ($HOST_DRIVER)"
+}
+
+# ====================================================================== nvme helpers
+
+# nvmf_write OPTS [TIMEOUT]: write an option string to /dev/nvme-fabrics like
+# nvme-cli does; prints the kernel's reply ("instance=N,cntlid=M") or the error.
+nvmf_write() {
+	local opts=$1 t=${2:-90}
+	timeout "$t" bash -c '
+		exec 3<>/dev/nvme-fabrics || exit 3
+		printf "%s" "$1" >&3 || exit 1
+		IFS= read -r line <&3 || exit 4
+		echo "$line"' nvmf_write "$opts" 2>&1
+}
+
+# Base option string for the test subsystem.
+nvmf_opts() {
+	echo "transport=$TRANSPORT,traddr=${1:-$TGT_IP4},trsvcid=$TGT_PORT,nqn=${2:-$TEST_NQN}"
+}
+
+# nvme_connect [nvme connect args]: nvme-cli connect to TEST_NQN on 192.0.2.2 (bounded).
+nvme_connect() {
+	timeout 90 nvme connect -t "$TRANSPORT" -a "$TGT_IP4" -s "$TGT_PORT" -n "$TEST_NQN" "$@"
+}
+
+# ctrls_for_nqn NQN: controller names (nvmeN) connected to NQN.
+ctrls_for_nqn() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ -r "$c/subsysnqn" ] || continue
+		[ "$(cat "$c/subsysnqn")" = "$1" ] && basename "$c"
+	done
+	return 0
+}
+
+# ctrl_ns_dev CTRL: the block device (/dev/nvmeXnY) of the first namespace of CTRL.
+# With native multipath (Debian default) the ctrl holds a hidden path device
+# nvme<S>c<C>n<N>; the usable disk is the head nvme<S>n<N>.
+ctrl_ns_dev() {
+	local c=/sys/class/nvme/$1 n
+	for n in "$c"/nvme*; do
+		[ -d "$n" ] || continue
+		n=$(basename "$n")
+		case "$n" in
+		nvme*c*n*) echo "/dev/${n%%c*}n${n##*n}"; return 0 ;;
+		nvme*n*) echo "/dev/$n"; return 0 ;;
+		esac
+	done
+	return 1
+}
+
+# wait_ns_dev CTRL SECS: wait until CTRL's namespace block device exists; prints it.
+wait_ns_dev() {
+	local dev
+	wait_for "${2:-30}" ctrl_ns_dev "$1" || return 1
+	dev=$(ctrl_ns_dev "$1")
+	wait_for 10 test -b "$dev" || return 1
+	echo "$dev"
+}
+
+ctrl_attr() { cat "/sys/class/nvme/$1/$2" 2>/dev/null; }
+
+# ====================================================================== suite frame
+
+# suite_begin: mark dmesg, make sure we start from a clean slate.
+suite_begin() {
+	SUITE_T0=$(now_ns)
+	fx_dmesg_mark "$(basename "$0")"
+	echo "# $(basename "$0"): HOST_DRIVER=$HOST_DRIVER TRANSPORT=$TRANSPORT kernel $(uname -r)"
+}
+
+# suite_end: tear the fixture down, check dmesg, print the plan, exit 0/1.
+suite_end() {
+	fx_cleanup_all
+	fx_dmesg_check "no kernel warnings/oopses in dmesg during $(basename "$0" .sh)"
+	echo "# $(basename "$0" .sh) wall time: $(secs_since "$SUITE_T0") s"
+	tap_finish
+}

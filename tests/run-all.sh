@@ -1,0 +1,65 @@
+#!/bin/bash
+# Run the guest test suites (tests/suites/NN-*.sh) in ONE VM boot.
+#
+# usage: tests/run-all.sh [--kver KVER] [--timeout SECS] [--out DIR] [-v]
+#   SUITES="03 04"      select suites by number (or full name)
+#   HOST_DRIVER=inbox   test the in-tree nvme_rdma instead of ./rnvme.ko
+#   TRANSPORT=name      transport name the host registers (default rdma)
+#   RNVME_PARAMS="..."  module parameters for rnvme.ko
+# The last line printed is "N passed, N failed[, N skipped]"; exit status is
+# non-zero when anything failed.
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+kver= timeout_s=3600 out=$REPO/build/vm/run-all verbose=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kver) kver=${2:?}; shift 2 ;;
+	--timeout) timeout_s=${2:?}; shift 2 ;;
+	--out) out=${2:?}; shift 2 ;;
+	-v|--verbose) verbose=(-v); shift ;;
+	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "run-all: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+[ -n "$kver" ] || kver=$("$REPO/tests/lib/kver.sh")
+export HOST_DRIVER=${HOST_DRIVER:-rnvme}
+if [ "$HOST_DRIVER" != inbox ] && [ ! -r "$REPO/rnvme.ko" ] && [ -z "${RNVME_KO:-}" ]; then
+	echo "run-all: $REPO/rnvme.ko not found: build it first (make), or use HOST_DRIVER=inbox" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+mkdir -p "$out"
+rm -rf "$out/suites" "$out/summary.txt"
+vmrc=0
+"$REPO/tests/vm/run-vm.sh" --kver "$kver" --timeout "$timeout_s" --out "$out" "${verbose[@]}" \
+	-- "$REPO/tests/guest/run-suites.sh" || vmrc=$?
+
+echo
+echo "== TAP per suite ($out/suites/NN-name.tap; dmesg per suite in NN-name.dmesg)"
+pass=0 fail=0 skip=0
+if [ -s "$out/summary.txt" ]; then
+	while read -r name p f s rc secs; do
+		[ "$name" = TOTAL ] && continue
+		printf '%-16s %3d passed %3d failed %3d skipped  rc=%-3s %8s s\n' "$name" "$p" "$f" "$s" "$rc" "$secs"
+		if [ "$f" != 0 ]; then
+			grep -E -A 12 '^not ok' "$out/suites/$name.tap" | sed 's/^/    /' | head -n 60
+		fi
+		pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	done < "$out/summary.txt"
+	grep -q '^TOTAL' "$out/summary.txt" || { echo "run-all: the guest runner did not finish"; fail=$((fail + 1)); }
+else
+	echo "run-all: no results (VM status $vmrc); see $out/console.log"
+	fail=$((fail + 1))
+fi
+if [ "$vmrc" != 0 ] && [ "$fail" = 0 ]; then
+	echo "run-all: VM/guest runner exited with $vmrc"
+	fail=$((fail + 1))
+fi
+if [ "$skip" != 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ "$fail" = 0 ]
