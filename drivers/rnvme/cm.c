@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnvme RDMA CM handling: one handler for every CM event of every queue,
+ * feeding small step functions.  A queue's handshake is address resolution
+ * -> route resolution -> connect (with the NVMe/RDMA private data) ->
+ * established; the waiter in rnvme_alloc_queue() learns the outcome from
+ * queue->cm_error once cm_done completes.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include "rnvme.h"
+
+static int rnvme_addr_resolved(struct rnvme_queue *queue)
+{
+	struct rnvme_ctrl *ctrl = queue->ctrl;
+	int ret;
+
+	ret = rnvme_create_queue_ib(queue);
+	if (ret)
+		return ret;
+
+	if (ctrl->ctrl.opts->tos >= 0)
+		rdma_set_service_type(queue->cm_id, ctrl->ctrl.opts->tos);
+
+	ret = rdma_resolve_route(queue->cm_id, RNVME_CM_TIMEOUT_MS);
+	if (ret) {
+		dev_err(ctrl->ctrl.device, "queue %d: route resolution failed to start (%d)\n",
+			rnvme_queue_idx(queue), ret);
+		rnvme_destroy_queue_ib(queue);
+		return ret;
+	}
+	return 0;
+}
+
+static int rnvme_route_resolved(struct rnvme_queue *queue)
+{
+	struct rnvme_ctrl *ctrl = queue->ctrl;
+	struct rdma_conn_param param = {};
+	struct nvme_rdma_cm_req priv;
+	int ret;
+
+	param.qp_num = queue->qp->qp_num;
+	param.flow_control = 1;
+	/* the target reads from our MRs; the host itself never issues READs */
+	param.responder_resources = queue->dev->ibdev->attrs.max_qp_rd_atom;
+	param.initiator_depth = 0;
+	param.retry_count = 7;
+	param.rnr_retry_count = 7;
+	param.private_data = &priv;
+	param.private_data_len = sizeof(priv);
+
+	rnvme_cm_req_init(&priv, rnvme_queue_idx(queue), queue->queue_size);
+
+	ret = rdma_connect_locked(queue->cm_id, &param);
+	if (ret) {
+		dev_err(ctrl->ctrl.device, "queue %d: rdma_connect failed (%d)\n",
+			rnvme_queue_idx(queue), ret);
+		return ret;
+	}
+	return 0;
+}
+
+static int rnvme_conn_established(struct rnvme_queue *queue)
+{
+	int i, ret;
+
+	for (i = 0; i < queue->queue_size; i++) {
+		ret = rnvme_post_recv(queue, &queue->rsp_ring[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int rnvme_conn_rejected(struct rnvme_queue *queue,
+			       struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *cm_id = queue->cm_id;
+	int status = ev->status;
+	const struct nvme_rdma_cm_rej *rej;
+	u8 len = 0;
+
+	rej = rdma_consumer_reject_data(cm_id, ev, &len);
+	if (rej && len >= sizeof(rej->sts)) {
+		u16 sts = le16_to_cpu(rej->sts);
+
+		dev_err(queue->ctrl->ctrl.device,
+			"queue %d: the target rejected the connection: NVMe/RDMA status %#x (%s)\n",
+			rnvme_queue_idx(queue), sts, rnvme_cm_rej_msg(sts));
+	} else {
+		dev_err(queue->ctrl->ctrl.device,
+			"queue %d: connection rejected: %s (%d); is the target listening on %pISpc?\n",
+			rnvme_queue_idx(queue), rdma_reject_msg(cm_id, status),
+			status, &queue->ctrl->addr);
+	}
+	return -ECONNRESET;
+}
+
+int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
+{
+	struct rnvme_queue *queue = cm_id->context;
+	struct rnvme_ctrl *ctrl = queue->ctrl;
+	int err = 0;
+
+	dev_dbg(ctrl->ctrl.device, "queue %d: %s (%d), status %d\n",
+		rnvme_queue_idx(queue), rdma_event_msg(ev->event), ev->event,
+		ev->status);
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		err = rnvme_addr_resolved(queue);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		err = rnvme_route_resolved(queue);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		queue->cm_error = rnvme_conn_established(queue);
+		complete(&queue->cm_done);
+		return 0;
+	case RDMA_CM_EVENT_REJECTED:
+		err = rnvme_conn_rejected(queue, ev);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		dev_err(ctrl->ctrl.device,
+			"queue %d: cannot resolve %pISpc to an RDMA device (%d): no RDMA-capable route to it\n",
+			rnvme_queue_idx(queue), &ctrl->addr, ev->status);
+		err = -ECONNRESET;
+		break;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		dev_err(ctrl->ctrl.device, "queue %d: %s (%d) reaching %pISpc\n",
+			rnvme_queue_idx(queue), rdma_event_msg(ev->event),
+			ev->status, &ctrl->addr);
+		err = -ECONNRESET;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		dev_dbg(ctrl->ctrl.device, "queue %d: %s: recovering\n",
+			rnvme_queue_idx(queue), rdma_event_msg(ev->event));
+		rnvme_error_recovery(ctrl);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/* the ib_client remove callback deletes the controller */
+		break;
+	default:
+		dev_err(ctrl->ctrl.device, "queue %d: unexpected CM event %s (%d)\n",
+			rnvme_queue_idx(queue), rdma_event_msg(ev->event),
+			ev->event);
+		rnvme_error_recovery(ctrl);
+		break;
+	}
+
+	if (err) {
+		queue->cm_error = err;
+		complete(&queue->cm_done);
+	}
+	return 0;
+}

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnvme controller lifecycle.  nvme-core owns the state machine; this file
+ * only asks for transitions and builds or tears down the queues that each
+ * state needs:
+ *
+ *   create:   NEW -> CONNECTING -> setup -> LIVE
+ *   error:    LIVE -> RESETTING -> teardown -> CONNECTING -> reconnect
+ *             every reconnect_delay until ctrl_loss_tmo, then delete
+ *   reset:    teardown (disable) -> CONNECTING -> setup
+ *   delete:   teardown (shutdown) and free
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/inet.h>
+#include "rnvme.h"
+
+static int rnvme_alloc_io_queues(struct rnvme_ctrl *ctrl)
+{
+	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
+	struct rnvme_queue_want want = {
+		.nr_io = opts->nr_io_queues,
+		.nr_write = opts->nr_write_queues,
+		.nr_poll = opts->nr_poll_queues,
+	};
+	u32 cpus = num_online_cpus();
+	int nr_io_queues, i, ret;
+
+	nr_io_queues = rnvme_io_queues_wanted(&want, cpus);
+	ret = nvme_set_queue_count(&ctrl->ctrl, &nr_io_queues);
+	if (ret)
+		return ret;
+	if (!nr_io_queues) {
+		dev_err(ctrl->ctrl.device,
+			"the controller granted no I/O queues\n");
+		return -ENOMEM;
+	}
+
+	rnvme_split_io_queues(&want, cpus, nr_io_queues, ctrl->io_queues);
+	ctrl->ctrl.queue_count = 1 + ctrl->io_queues[HCTX_TYPE_DEFAULT] +
+				 ctrl->io_queues[HCTX_TYPE_READ] +
+				 ctrl->io_queues[HCTX_TYPE_POLL];
+	dev_info(ctrl->ctrl.device,
+		 "creating %d I/O queues (%u default, %u read, %u poll) of depth %d\n",
+		 ctrl->ctrl.queue_count - 1, ctrl->io_queues[HCTX_TYPE_DEFAULT],
+		 ctrl->io_queues[HCTX_TYPE_READ], ctrl->io_queues[HCTX_TYPE_POLL],
+		 ctrl->ctrl.sqsize + 1);
+
+	for (i = 1; i < ctrl->ctrl.queue_count; i++) {
+		ret = rnvme_alloc_queue(ctrl, i, ctrl->ctrl.sqsize + 1);
+		if (ret)
+			goto out_free_queues;
+	}
+	return 0;
+
+out_free_queues:
+	for (i--; i >= 1; i--)
+		rnvme_free_queue(&ctrl->queues[i]);
+	return ret;
+}
+
+static void rnvme_free_io_queues(struct rnvme_ctrl *ctrl)
+{
+	int i;
+
+	for (i = 1; i < ctrl->ctrl.queue_count; i++)
+		rnvme_free_queue(&ctrl->queues[i]);
+}
+
+static void rnvme_stop_io_queues(struct rnvme_ctrl *ctrl)
+{
+	int i;
+
+	for (i = 1; i < ctrl->ctrl.queue_count; i++)
+		rnvme_stop_queue(&ctrl->queues[i]);
+}
+
+static int rnvme_start_io_queues(struct rnvme_ctrl *ctrl, int first, int last)
+{
+	int i, ret;
+
+	for (i = first; i < last; i++) {
+		ret = rnvme_start_queue(ctrl, i);
+		if (ret)
+			goto out_stop_queues;
+	}
+	return 0;
+
+out_stop_queues:
+	for (i--; i >= first; i--)
+		rnvme_stop_queue(&ctrl->queues[i]);
+	return ret;
+}
+
+static void rnvme_destroy_admin_queue(struct rnvme_ctrl *ctrl, bool remove)
+{
+	if (remove)
+		nvme_remove_admin_tag_set(&ctrl->ctrl);
+	if (ctrl->async_event_sqe.data) {
+		cancel_work_sync(&ctrl->ctrl.async_event_work);
+		rnvme_free_qe(ctrl->device->ibdev, &ctrl->async_event_sqe,
+			      sizeof(struct nvme_command), DMA_TO_DEVICE);
+		ctrl->async_event_sqe.data = NULL;
+	}
+	rnvme_free_queue(&ctrl->queues[0]);
+}
+
+static int rnvme_configure_admin_queue(struct rnvme_ctrl *ctrl, bool new)
+{
+	size_t cmd_size = sizeof(struct rnvme_request);
+	struct ib_device *ibdev;
+	int ret;
+
+	ret = rnvme_alloc_queue(ctrl, 0, NVME_AQ_DEPTH);
+	if (ret)
+		return ret;
+
+	ctrl->device = ctrl->queues[0].dev;
+	ibdev = ctrl->device->ibdev;
+	WRITE_ONCE(ctrl->ibdev, ibdev);
+	ctrl->ctrl.numa_node = ibdev_to_node(ibdev);
+	ctrl->max_fr_pages = rnvme_max_fr_pages(ibdev);
+
+	/* the AER is never freed by blk-mq: it has its own SQE */
+	ret = rnvme_alloc_qe(ibdev, &ctrl->async_event_sqe,
+			     sizeof(struct nvme_command), DMA_TO_DEVICE);
+	if (ret)
+		goto out_free_queue;
+
+	if (new) {
+		ret = nvme_alloc_admin_tag_set(&ctrl->ctrl, &ctrl->admin_tag_set,
+					       &rnvme_admin_mq_ops, cmd_size);
+		if (ret)
+			goto out_free_async_qe;
+	}
+
+	ret = rnvme_start_queue(ctrl, 0);
+	if (ret)
+		goto out_remove_admin_tag_set;
+
+	ret = nvme_enable_ctrl(&ctrl->ctrl);
+	if (ret)
+		goto out_stop_queue;
+
+	/* one MR maps a request: its page list bounds the transfer size */
+	ctrl->ctrl.max_segments = ctrl->max_fr_pages;
+	ctrl->ctrl.max_hw_sectors = ctrl->max_fr_pages << (ilog2(SZ_4K) - SECTOR_SHIFT);
+
+	nvme_unquiesce_admin_queue(&ctrl->ctrl);
+
+	ret = rnvme_init_ctrl_finish(&ctrl->ctrl, !new);
+	if (ret)
+		goto out_quiesce_queue;
+	return 0;
+
+out_quiesce_queue:
+	nvme_quiesce_admin_queue(&ctrl->ctrl);
+	blk_sync_queue(ctrl->ctrl.admin_q);
+out_stop_queue:
+	rnvme_stop_queue(&ctrl->queues[0]);
+	nvme_cancel_admin_tagset(&ctrl->ctrl);
+out_remove_admin_tag_set:
+	if (new)
+		nvme_remove_admin_tag_set(&ctrl->ctrl);
+out_free_async_qe:
+	if (ctrl->async_event_sqe.data) {
+		rnvme_free_qe(ibdev, &ctrl->async_event_sqe,
+			      sizeof(struct nvme_command), DMA_TO_DEVICE);
+		ctrl->async_event_sqe.data = NULL;
+	}
+out_free_queue:
+	rnvme_free_queue(&ctrl->queues[0]);
+	return ret;
+}
+
+static int rnvme_configure_io_queues(struct rnvme_ctrl *ctrl, bool new)
+{
+	int ret, nr_queues;
+
+	ret = rnvme_alloc_io_queues(ctrl);
+	if (ret)
+		return ret;
+
+	if (new) {
+		ret = nvme_alloc_io_tag_set(&ctrl->ctrl, &ctrl->tag_set,
+				&rnvme_mq_ops,
+				ctrl->io_queues[HCTX_TYPE_POLL] ? HCTX_MAX_TYPES : 2,
+				sizeof(struct rnvme_request));
+		if (ret)
+			goto out_free_io_queues;
+	}
+
+	/*
+	 * Start only the queues the tag set already knows; after a reconnect
+	 * that grants more, the rest start once the tag set has grown.
+	 */
+	nr_queues = min(ctrl->tag_set.nr_hw_queues + 1, ctrl->ctrl.queue_count);
+	ret = rnvme_start_io_queues(ctrl, 1, nr_queues);
+	if (ret)
+		goto out_remove_io_tag_set;
+
+	if (!new) {
+		nvme_unquiesce_io_queues(&ctrl->ctrl);
+		if (!nvme_wait_freeze_timeout(&ctrl->ctrl, NVME_IO_TIMEOUT)) {
+			/*
+			 * I/O could not drain: the controller stopped answering
+			 * during the reconnect.  Fail this attempt.
+			 */
+			ret = -ENODEV;
+			goto out_quiesce_io_queues;
+		}
+		blk_mq_update_nr_hw_queues(ctrl->ctrl.tagset,
+					   ctrl->ctrl.queue_count - 1);
+		nvme_unfreeze(&ctrl->ctrl);
+	}
+
+	ret = rnvme_start_io_queues(ctrl, nr_queues,
+				    ctrl->tag_set.nr_hw_queues + 1);
+	if (ret)
+		goto out_quiesce_io_queues;
+	return 0;
+
+out_quiesce_io_queues:
+	nvme_quiesce_io_queues(&ctrl->ctrl);
+	nvme_sync_io_queues(&ctrl->ctrl);
+	rnvme_stop_io_queues(ctrl);
+	nvme_cancel_tagset(&ctrl->ctrl);
+	if (new) {
+		nvme_unquiesce_io_queues(&ctrl->ctrl);
+		goto out_remove_io_tag_set;
+	}
+	goto out_free_io_queues;
+out_remove_io_tag_set:
+	if (new)
+		nvme_remove_io_tag_set(&ctrl->ctrl);
+out_free_io_queues:
+	rnvme_free_io_queues(ctrl);
+	return ret;
+}
+
+static void rnvme_teardown_admin_queue(struct rnvme_ctrl *ctrl, bool remove)
+{
+	nvme_quiesce_admin_queue(&ctrl->ctrl);
+	blk_sync_queue(ctrl->ctrl.admin_q);
+	rnvme_stop_queue(&ctrl->queues[0]);
+	nvme_cancel_admin_tagset(&ctrl->ctrl);
+	/* a removed queue must not hold requests back */
+	if (remove)
+		nvme_unquiesce_admin_queue(&ctrl->ctrl);
+	rnvme_destroy_admin_queue(ctrl, remove);
+}
+
+static void rnvme_teardown_io_queues(struct rnvme_ctrl *ctrl, bool remove)
+{
+	if (ctrl->ctrl.queue_count <= 1)
+		return;
+
+	/*
+	 * Freeze first: new I/O waits in blk_queue_enter() instead of being
+	 * dispatched to queues that are going away; the reconnect waits for
+	 * the freeze to complete before changing the queue count.
+	 */
+	nvme_start_freeze(&ctrl->ctrl);
+	nvme_quiesce_io_queues(&ctrl->ctrl);
+	nvme_sync_io_queues(&ctrl->ctrl);
+	rnvme_stop_io_queues(ctrl);
+	nvme_cancel_tagset(&ctrl->ctrl);
+	if (remove) {
+		nvme_unquiesce_io_queues(&ctrl->ctrl);
+		nvme_remove_io_tag_set(&ctrl->ctrl);
+	}
+	rnvme_free_io_queues(ctrl);
+}
+
+static int rnvme_setup_ctrl(struct rnvme_ctrl *ctrl, bool new)
+{
+	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
+	u16 sqsize;
+	int ret;
+
+	ret = rnvme_configure_admin_queue(ctrl, new);
+	if (ret)
+		return ret;
+
+	if (ctrl->ctrl.icdoff) {
+		dev_err(ctrl->ctrl.device,
+			"the controller wants in-capsule data at offset %u; only 0 is supported\n",
+			ctrl->ctrl.icdoff);
+		ret = -EOPNOTSUPP;
+		goto out_destroy_admin;
+	}
+	if (!(ctrl->ctrl.sgls & RNVME_SGLS_KEYED)) {
+		dev_err(ctrl->ctrl.device,
+			"the controller does not support keyed SGLs, which NVMe/RDMA requires\n");
+		ret = -EOPNOTSUPP;
+		goto out_destroy_admin;
+	}
+	ctrl->use_inline_data = !!(ctrl->ctrl.sgls & RNVME_SGLS_OFFSET);
+
+	if (opts->queue_size > ctrl->ctrl.sqsize + 1)
+		dev_warn(ctrl->ctrl.device,
+			 "queue_size %zu > controller limit (MQES) %u: using %u\n",
+			 opts->queue_size, ctrl->ctrl.sqsize + 1,
+			 ctrl->ctrl.sqsize + 1);
+	sqsize = rnvme_clamp_sqsize(ctrl->ctrl.sqsize, ctrl->ctrl.maxcmd,
+				    NVME_RDMA_MAX_QUEUE_SIZE);
+	if (sqsize != ctrl->ctrl.sqsize) {
+		dev_warn(ctrl->ctrl.device,
+			 "queue size %u > limit (MAXCMD %u, transport %u): using %u\n",
+			 ctrl->ctrl.sqsize + 1, ctrl->ctrl.maxcmd,
+			 NVME_RDMA_MAX_QUEUE_SIZE, sqsize + 1);
+		ctrl->ctrl.sqsize = sqsize;
+	}
+
+	if (ctrl->ctrl.queue_count > 1) {
+		ret = rnvme_configure_io_queues(ctrl, new);
+		if (ret)
+			goto out_destroy_admin;
+	}
+
+	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_LIVE)) {
+		/* losing the race to a delete is fine; anything else is not */
+		enum nvme_ctrl_state state = nvme_ctrl_state(&ctrl->ctrl);
+
+		WARN_ON_ONCE(state != NVME_CTRL_DELETING &&
+			     state != NVME_CTRL_DELETING_NOIO);
+		ret = -EINVAL;
+		goto out_destroy_io;
+	}
+
+	nvme_start_ctrl(&ctrl->ctrl);
+	return 0;
+
+out_destroy_io:
+	if (ctrl->ctrl.queue_count > 1) {
+		nvme_quiesce_io_queues(&ctrl->ctrl);
+		nvme_sync_io_queues(&ctrl->ctrl);
+		rnvme_stop_io_queues(ctrl);
+		nvme_cancel_tagset(&ctrl->ctrl);
+		if (new)
+			nvme_remove_io_tag_set(&ctrl->ctrl);
+		rnvme_free_io_queues(ctrl);
+	}
+out_destroy_admin:
+	nvme_stop_keep_alive(&ctrl->ctrl);
+	rnvme_teardown_admin_queue(ctrl, new);
+	return ret;
+}
+
+static void rnvme_reconnect_or_remove(struct rnvme_ctrl *ctrl, int status)
+{
+	enum nvme_ctrl_state state = nvme_ctrl_state(&ctrl->ctrl);
+
+	/* if we are no longer connecting, a delete owns the controller */
+	if (state != NVME_CTRL_CONNECTING) {
+		WARN_ON_ONCE(state == NVME_CTRL_NEW || state == NVME_CTRL_LIVE);
+		return;
+	}
+
+	if (rnvme_should_reconnect(&ctrl->ctrl, status)) {
+		dev_info(ctrl->ctrl.device, "reconnecting in %d seconds\n",
+			 ctrl->ctrl.opts->reconnect_delay);
+		queue_delayed_work(nvme_wq, &ctrl->reconnect_work,
+				   ctrl->ctrl.opts->reconnect_delay * HZ);
+	} else {
+		dev_info(ctrl->ctrl.device,
+			 "giving up after %d reconnect attempts (ctrl_loss_tmo reached): deleting controller\n",
+			 ctrl->ctrl.nr_reconnects);
+		nvme_delete_ctrl(&ctrl->ctrl);
+	}
+}
+
+static void rnvme_reconnect_work(struct work_struct *work)
+{
+	struct rnvme_ctrl *ctrl = container_of(to_delayed_work(work),
+					       struct rnvme_ctrl, reconnect_work);
+	int ret;
+
+	++ctrl->ctrl.nr_reconnects;
+
+	ret = rnvme_setup_ctrl(ctrl, false);
+	if (ret) {
+		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed (%d)\n",
+			 ctrl->ctrl.nr_reconnects, ret);
+		rnvme_reconnect_or_remove(ctrl, ret);
+		return;
+	}
+
+	dev_info(ctrl->ctrl.device, "reconnected after %d attempts\n",
+		 ctrl->ctrl.nr_reconnects);
+	ctrl->ctrl.nr_reconnects = 0;
+}
+
+static void rnvme_error_recovery_work(struct work_struct *work)
+{
+	struct rnvme_ctrl *ctrl = container_of(work, struct rnvme_ctrl, err_work);
+
+	nvme_stop_keep_alive(&ctrl->ctrl);
+	flush_work(&ctrl->ctrl.async_event_work);
+	rnvme_teardown_io_queues(ctrl, false);
+	/* let queued I/O fail over (multipath) or wait for the reconnect */
+	nvme_unquiesce_io_queues(&ctrl->ctrl);
+	rnvme_teardown_admin_queue(ctrl, false);
+	nvme_unquiesce_admin_queue(&ctrl->ctrl);
+	nvme_auth_stop(&ctrl->ctrl);
+
+	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING)) {
+		enum nvme_ctrl_state state = nvme_ctrl_state(&ctrl->ctrl);
+
+		/* only a delete may overtake error recovery */
+		WARN_ON_ONCE(state != NVME_CTRL_DELETING &&
+			     state != NVME_CTRL_DELETING_NOIO);
+		return;
+	}
+
+	rnvme_reconnect_or_remove(ctrl, 0);
+}
+
+/**
+ * rnvme_error_recovery - start error recovery for a live controller
+ * @ctrl: the controller whose transport failed
+ *
+ * Safe from any context and any number of times: only the first caller
+ * moves the controller out of LIVE and queues the work.
+ */
+void rnvme_error_recovery(struct rnvme_ctrl *ctrl)
+{
+	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_RESETTING))
+		return;
+
+	dev_warn(ctrl->ctrl.device, "starting error recovery\n");
+	queue_work(nvme_reset_wq, &ctrl->err_work);
+}
+
+static void rnvme_shutdown_ctrl(struct rnvme_ctrl *ctrl, bool shutdown)
+{
+	cancel_work_sync(&ctrl->err_work);
+	cancel_delayed_work_sync(&ctrl->reconnect_work);
+
+	rnvme_teardown_io_queues(ctrl, shutdown);
+	nvme_quiesce_admin_queue(&ctrl->ctrl);
+	/* the queue may already be gone; a failed shutdown is harmless then */
+	rnvme_disable_ctrl(&ctrl->ctrl, shutdown);
+	rnvme_teardown_admin_queue(ctrl, shutdown);
+}
+
+static void rnvme_delete_ctrl(struct nvme_ctrl *nctrl)
+{
+	rnvme_shutdown_ctrl(to_rnvme_ctrl(nctrl), true);
+}
+
+static void rnvme_reset_ctrl_work(struct work_struct *work)
+{
+	struct rnvme_ctrl *ctrl = container_of(work, struct rnvme_ctrl,
+					       ctrl.reset_work);
+	int ret;
+
+	nvme_stop_ctrl(&ctrl->ctrl);
+	rnvme_shutdown_ctrl(ctrl, false);
+
+	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING)) {
+		enum nvme_ctrl_state state = nvme_ctrl_state(&ctrl->ctrl);
+
+		WARN_ON_ONCE(state != NVME_CTRL_DELETING &&
+			     state != NVME_CTRL_DELETING_NOIO);
+		return;
+	}
+
+	ret = rnvme_setup_ctrl(ctrl, false);
+	if (ret) {
+		++ctrl->ctrl.nr_reconnects;
+		rnvme_reconnect_or_remove(ctrl, ret);
+	}
+}
+
+static void rnvme_stop_ctrl(struct nvme_ctrl *nctrl)
+{
+	struct rnvme_ctrl *ctrl = to_rnvme_ctrl(nctrl);
+
+	flush_work(&ctrl->err_work);
+	cancel_delayed_work_sync(&ctrl->reconnect_work);
+}
+
+static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
+{
+	struct rnvme_ctrl *ctrl = to_rnvme_ctrl(nctrl);
+
+	/* a controller that never made it onto the list does not own opts */
+	if (!list_empty(&ctrl->list)) {
+		rnvme_ctrl_list_del(ctrl);
+		nvmf_free_options(nctrl->opts);
+	}
+	kfree(ctrl->queues);
+	kfree(ctrl);
+}
+
+static struct nvme_ctrl_ops rnvme_ctrl_ops = {
+	.module			= THIS_MODULE,
+	.flags			= NVME_F_FABRICS,
+	.reg_read32		= nvmf_reg_read32,
+	.reg_read64		= nvmf_reg_read64,
+	.reg_write32		= nvmf_reg_write32,
+	.free_ctrl		= rnvme_free_ctrl,
+	.submit_async_event	= rnvme_submit_async_event,
+	.delete_ctrl		= rnvme_delete_ctrl,
+	.stop_ctrl		= rnvme_stop_ctrl,
+	.get_address		= nvmf_get_address,
+};
+
+static int rnvme_parse_addresses(struct rnvme_ctrl *ctrl)
+{
+	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
+	int ret;
+
+	if (!(opts->mask & NVMF_OPT_TRSVCID)) {
+		opts->trsvcid = kstrdup(__stringify(NVME_RDMA_IP_PORT), GFP_KERNEL);
+		if (!opts->trsvcid)
+			return -ENOMEM;
+		opts->mask |= NVMF_OPT_TRSVCID;
+	}
+
+	ret = inet_pton_with_scope(&init_net, AF_UNSPEC, opts->traddr,
+				   opts->trsvcid, &ctrl->addr);
+	if (ret) {
+		pr_err("traddr=%s trsvcid=%s: not an IPv4/IPv6 address and port (%d)\n",
+		       opts->traddr, opts->trsvcid, ret);
+		return ret;
+	}
+
+	if (opts->mask & NVMF_OPT_HOST_TRADDR) {
+		ret = inet_pton_with_scope(&init_net, AF_UNSPEC,
+					   opts->host_traddr, NULL,
+					   &ctrl->src_addr);
+		if (ret) {
+			pr_err("host_traddr=%s: not an IPv4/IPv6 address (%d)\n",
+			       opts->host_traddr, ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int rnvme_check_options(struct nvmf_ctrl_options *opts)
+{
+	/* tos is an 8-bit IP TOS / traffic class; -1 means unset */
+	if (opts->tos > 255) {
+		pr_err("tos=%d out of range 0..255\n", opts->tos);
+		return -EINVAL;
+	}
+	if (opts->queue_size > NVME_RDMA_MAX_QUEUE_SIZE)
+		pr_warn("queue_size %zu > %d supported by NVMe/RDMA: using %d\n",
+			opts->queue_size, NVME_RDMA_MAX_QUEUE_SIZE,
+			NVME_RDMA_MAX_QUEUE_SIZE);
+	return 0;
+}
+
+struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
+				    struct nvmf_ctrl_options *opts)
+{
+	struct rnvme_ctrl *ctrl;
+	int ret;
+
+	ret = rnvme_check_options(opts);
+	if (ret)
+		return ERR_PTR(ret);
+
+	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
+	if (!ctrl)
+		return ERR_PTR(-ENOMEM);
+	ctrl->ctrl.opts = opts;
+	INIT_LIST_HEAD(&ctrl->list);
+
+	ret = rnvme_parse_addresses(ctrl);
+	if (ret)
+		goto out_free_ctrl;
+
+	if (!opts->duplicate_connect && rnvme_ctrl_exists(opts)) {
+		pr_err("a controller for %s at %s:%s already exists (use duplicate_connect to add another)\n",
+		       opts->subsysnqn, opts->traddr, opts->trsvcid);
+		ret = -EALREADY;
+		goto out_free_ctrl;
+	}
+
+	INIT_DELAYED_WORK(&ctrl->reconnect_work, rnvme_reconnect_work);
+	INIT_WORK(&ctrl->err_work, rnvme_error_recovery_work);
+	INIT_WORK(&ctrl->ctrl.reset_work, rnvme_reset_ctrl_work);
+
+	ctrl->ctrl.queue_count = opts->nr_io_queues + opts->nr_write_queues +
+				 opts->nr_poll_queues + 1;
+	ctrl->ctrl.sqsize = min_t(size_t, opts->queue_size,
+				  NVME_RDMA_MAX_QUEUE_SIZE) - 1;
+	ctrl->ctrl.kato = opts->kato;
+
+	ret = -ENOMEM;
+	ctrl->queues = kcalloc(ctrl->ctrl.queue_count, sizeof(*ctrl->queues),
+			       GFP_KERNEL);
+	if (!ctrl->queues)
+		goto out_free_ctrl;
+
+	rnvme_ctrl_ops.name = rnvme_transport_name;
+	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &rnvme_ctrl_ops, 0);
+	if (ret)
+		goto out_free_queues;
+
+	ret = rnvme_add_ctrl(&ctrl->ctrl);
+	if (ret)
+		goto out_uninit_ctrl;
+
+	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING)) {
+		WARN_ON_ONCE(1);
+		ret = -EINTR;
+		goto out_uninit_ctrl;
+	}
+
+	ret = rnvme_setup_ctrl(ctrl, true);
+	if (ret)
+		goto out_uninit_ctrl;
+
+	dev_info(ctrl->ctrl.device, "new ctrl: NQN \"%s\", addr %pISpcs, hostnqn: %s\n",
+		 nvmf_ctrl_subsysnqn(&ctrl->ctrl), &ctrl->addr, opts->host->nqn);
+
+	rnvme_ctrl_list_add(ctrl);
+	return &ctrl->ctrl;
+
+out_uninit_ctrl:
+	/* from here on free_ctrl releases the controller with its last ref */
+	nvme_uninit_ctrl(&ctrl->ctrl);
+	nvme_put_ctrl(&ctrl->ctrl);
+	if (ret > 0)	/* an NVMe status from Connect */
+		ret = -EIO;
+	return ERR_PTR(ret);
+out_free_queues:
+	kfree(ctrl->queues);
+out_free_ctrl:
+	kfree(ctrl);
+	return ERR_PTR(ret);
+}

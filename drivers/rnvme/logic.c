@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnvme pure logic: queue arithmetic, CM private data, SGL descriptors and
+ * option checks.  No hardware, no locks: KUnit calls these directly.
+ */
+#include <linux/kernel.h>
+#include <linux/minmax.h>
+#include <linux/string.h>
+#include <rnvme/compat.h>
+#include "logic.h"
+
+/*
+ * Most pages one fast-registration MR maps.  256 x 4 KiB bounds a transfer
+ * at 1 MiB, which matches nvmet-rdma's MDTS; the device may allow fewer.
+ * One page of the device's list is kept back for a buffer that does not
+ * start on a page boundary.
+ */
+#define RNVME_MAX_FR_PAGES	256
+
+/**
+ * rnvme_io_queues_wanted - I/O queues to ask the controller for
+ * @want: counts from the connect options
+ * @cpus: online CPUs; no map type gets more queues than CPUs
+ */
+u32 rnvme_io_queues_wanted(const struct rnvme_queue_want *want, u32 cpus)
+{
+	return min(want->nr_io, cpus) + min(want->nr_write, cpus) +
+	       min(want->nr_poll, cpus);
+}
+
+/**
+ * rnvme_split_io_queues - distribute granted I/O queues over blk-mq maps
+ * @want:      counts from the connect options
+ * @cpus:      online CPUs
+ * @granted:   queues the controller granted (Set Features Number of Queues)
+ * @io_queues: out: queues per HCTX_TYPE_{DEFAULT,READ,POLL}
+ *
+ * Interrupt-driven queues come first: with separate write queues the default
+ * map serves writes and the read map reads; otherwise the default map serves
+ * both.  Poll queues take what is left.  Qids follow the same order.
+ */
+void rnvme_split_io_queues(const struct rnvme_queue_want *want, u32 cpus,
+			   u32 granted, u32 io_queues[HCTX_MAX_TYPES])
+{
+	u32 rd = min(want->nr_io, cpus);
+	u32 wr = min(want->nr_write, cpus);
+	u32 pl = min(want->nr_poll, cpus);
+	u32 left = granted;
+	int i;
+
+	for (i = 0; i < HCTX_MAX_TYPES; i++)
+		io_queues[i] = 0;
+
+	if (wr) {
+		io_queues[HCTX_TYPE_DEFAULT] = min(wr, left);
+		left -= io_queues[HCTX_TYPE_DEFAULT];
+		io_queues[HCTX_TYPE_READ] = min(rd, left);
+		left -= io_queues[HCTX_TYPE_READ];
+	} else {
+		io_queues[HCTX_TYPE_DEFAULT] = min(rd, left);
+		left -= io_queues[HCTX_TYPE_DEFAULT];
+	}
+	/* a controller that grants fewer queues still needs a default one */
+	if (!io_queues[HCTX_TYPE_DEFAULT] && left) {
+		io_queues[HCTX_TYPE_DEFAULT] = 1;
+		left--;
+	}
+	io_queues[HCTX_TYPE_POLL] = min(pl, left);
+}
+
+/**
+ * rnvme_is_poll_queue - does I/O queue @qid (1-based) belong to the poll map
+ * @io_queues: the split from rnvme_split_io_queues()
+ * @qid:       NVMe queue id; 0 (admin) is never polled
+ */
+bool rnvme_is_poll_queue(const u32 io_queues[HCTX_MAX_TYPES], int qid)
+{
+	return qid > 0 && io_queues[HCTX_TYPE_POLL] &&
+	       qid > io_queues[HCTX_TYPE_DEFAULT] + io_queues[HCTX_TYPE_READ];
+}
+
+/**
+ * rnvme_clamp_sqsize - bound the I/O submission queue size (0's based)
+ * @sqsize:         current value (queue_size - 1, already capped to MQES)
+ * @maxcmd:         the controller's MAXCMD, 0 if not reported
+ * @max_queue_size: the transport's limit (NVME_RDMA_MAX_QUEUE_SIZE)
+ */
+u16 rnvme_clamp_sqsize(u16 sqsize, u16 maxcmd, u16 max_queue_size)
+{
+	if (sqsize + 1 > max_queue_size)
+		sqsize = max_queue_size - 1;
+	if (maxcmd && sqsize + 1 > maxcmd)
+		sqsize = maxcmd - 1;
+	return sqsize;
+}
+
+/**
+ * rnvme_cm_req_init - build the RDMA CM connect private data (NVMe/RDMA 3.3)
+ * @req:        out
+ * @qid:        0 for the admin queue
+ * @queue_size: entries in the NVMe queue
+ *
+ * The host receive queue holds one response per command (hrqsize =
+ * queue_size); hsqsize is the 0's based submission queue size.
+ */
+void rnvme_cm_req_init(struct nvme_rdma_cm_req *req, u16 qid, u16 queue_size)
+{
+	memset(req, 0, sizeof(*req));
+	req->recfmt = cpu_to_le16(NVME_RDMA_CM_FMT_1_0);
+	req->qid = cpu_to_le16(qid);
+	req->hrqsize = cpu_to_le16(queue_size);
+	req->hsqsize = cpu_to_le16(queue_size - 1);
+}
+
+/**
+ * rnvme_cm_rej_msg - explain an NVMe/RDMA CM reject status from the target
+ * @status: the sts field of struct nvme_rdma_cm_rej
+ */
+const char *rnvme_cm_rej_msg(u16 status)
+{
+	switch (status) {
+	case NVME_RDMA_CM_INVALID_LEN:
+		return "invalid private data length";
+	case NVME_RDMA_CM_INVALID_RECFMT:
+		return "unsupported record format";
+	case NVME_RDMA_CM_INVALID_QID:
+		return "invalid queue id";
+	case NVME_RDMA_CM_INVALID_HSQSIZE:
+		return "host submission queue size not accepted";
+	case NVME_RDMA_CM_INVALID_HRQSIZE:
+		return "host receive queue size not accepted";
+	case NVME_RDMA_CM_NO_RSC:
+		return "target out of resources";
+	case NVME_RDMA_CM_INVALID_IRD:
+		return "inbound RDMA read depth not accepted";
+	case NVME_RDMA_CM_INVALID_ORD:
+		return "outbound RDMA read depth not accepted";
+	case 0x09:	/* NVME_RDMA_CM_INVALID_CNTLID, named since 6.11 */
+		return "invalid controller id";
+	default:
+		return "unrecognized reject status";
+	}
+}
+
+/* A command without data still carries a keyed SGL: all zeroes. */
+void rnvme_sgl_null(struct nvme_command *c)
+{
+	struct nvme_keyed_sgl_desc *sg = &c->common.dptr.ksgl;
+
+	sg->addr = 0;
+	put_unaligned_le24(0, sg->length);
+	put_unaligned_le32(0, sg->key);
+	sg->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
+}
+
+/**
+ * rnvme_sgl_keyed - describe data the target reaches by RDMA READ/WRITE
+ * @c:          the command
+ * @addr:       I/O virtual address of the registered region
+ * @len:        its length (24 bits on the wire)
+ * @key:        the rkey
+ * @invalidate: ask the target to invalidate @key with its response
+ */
+void rnvme_sgl_keyed(struct nvme_command *c, u64 addr, u32 len, u32 key,
+		     bool invalidate)
+{
+	struct nvme_keyed_sgl_desc *sg = &c->common.dptr.ksgl;
+
+	sg->addr = cpu_to_le64(addr);
+	put_unaligned_le24(len, sg->length);
+	put_unaligned_le32(key, sg->key);
+	sg->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
+	if (invalidate)
+		sg->type |= NVME_SGL_FMT_INVALIDATE;
+}
+
+/**
+ * rnvme_sgl_inline - describe data carried in the command capsule
+ * @c:      the command
+ * @offset: in-capsule data offset (the controller's ICDOFF)
+ * @len:    bytes of data following the SQE
+ */
+void rnvme_sgl_inline(struct nvme_command *c, u32 offset, u32 len)
+{
+	struct nvme_sgl_desc *sg = &c->common.dptr.sgl;
+
+	sg->addr = cpu_to_le64(offset);
+	sg->length = cpu_to_le32(len);
+	sg->type = (NVME_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_OFFSET;
+}
+
+/**
+ * rnvme_use_inline - may this request's data travel in the command capsule
+ * @write:       host-to-controller transfer
+ * @qid:         queue id (the admin queue never uses in-capsule data)
+ * @ctrl_inline: the controller advertises offset SGLs
+ * @nsegs:       DMA segments of the data
+ * @max_segs:    SGEs the device leaves for in-capsule data
+ * @bytes:       payload length
+ * @inline_size: capsule room after the SQE (IOCCSZ * 16 - 64)
+ */
+bool rnvme_use_inline(bool write, int qid, bool ctrl_inline, u32 nsegs,
+		      u32 max_segs, u32 bytes, size_t inline_size)
+{
+	return write && qid > 0 && ctrl_inline && nsegs <= max_segs &&
+	       bytes <= inline_size;
+}
+
+/**
+ * rnvme_max_fr_pages_for - pages per fast-registration MR
+ * @max_fast_reg_page_list_len: the device's limit
+ */
+u32 rnvme_max_fr_pages_for(u32 max_fast_reg_page_list_len)
+{
+	if (!max_fast_reg_page_list_len)
+		return 0;
+	return min_t(u32, RNVME_MAX_FR_PAGES, max_fast_reg_page_list_len - 1);
+}
+
+/**
+ * rnvme_transport_name_error - why a transport name cannot be registered
+ * @name: the transport_name module parameter
+ *
+ * Return: NULL if usable, else the reason.  nvme-fabrics auto-loads
+ * "nvme-<name>" on every connect, so another in-tree transport's name would
+ * let the two modules shadow each other.
+ */
+const char *rnvme_transport_name_error(const char *name)
+{
+	static const char * const taken[] = { "tcp", "fc", "loop", "pci" };
+	size_t len = name ? strlen(name) : 0;
+	size_t i;
+
+	if (!len)
+		return "is empty";
+	if (len > RNVME_TRANSPORT_NAME_MAX)
+		return "is longer than 16 characters";
+	for (i = 0; i < len; i++)
+		if (!isalnum(name[i]) && name[i] != '-' && name[i] != '_')
+			return "may only hold letters, digits, '-' and '_'";
+	for (i = 0; i < ARRAY_SIZE(taken); i++)
+		if (!strcmp(name, taken[i]))
+			return "belongs to another in-tree NVMe transport";
+	return NULL;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rnvme pure logic: no verbs, no locks, no allocation.  Everything here is
+ * callable from a KUnit suite without RDMA hardware.
+ */
+#ifndef RNVME_LOGIC_H
+#define RNVME_LOGIC_H
+
+#include <linux/types.h>
+#include <linux/blk-mq.h>
+#include <linux/nvme.h>
+#include <linux/nvme-rdma.h>
+
+/* Longest transport name rnvme registers (fits nvme-core's sysfs output). */
+#define RNVME_TRANSPORT_NAME_MAX	16
+
+/* Identify Controller SGLS bits a host transport cares about. */
+#define RNVME_SGLS_KEYED		(1U << 2)	/* keyed SGL data blocks */
+#define RNVME_SGLS_OFFSET		(1U << 20)	/* in-capsule data (offset) */
+
+/**
+ * struct rnvme_queue_want - I/O queue counts asked for in the options
+ * @nr_io:    nr_io_queues (read queues when @nr_write is set)
+ * @nr_write: nr_write_queues (0: reads and writes share queues)
+ * @nr_poll:  nr_poll_queues
+ */
+struct rnvme_queue_want {
+	u32 nr_io;
+	u32 nr_write;
+	u32 nr_poll;
+};
+
+u32 rnvme_io_queues_wanted(const struct rnvme_queue_want *want, u32 cpus);
+void rnvme_split_io_queues(const struct rnvme_queue_want *want, u32 cpus,
+			   u32 granted, u32 io_queues[HCTX_MAX_TYPES]);
+bool rnvme_is_poll_queue(const u32 io_queues[HCTX_MAX_TYPES], int qid);
+
+u16 rnvme_clamp_sqsize(u16 sqsize, u16 maxcmd, u16 max_queue_size);
+
+void rnvme_cm_req_init(struct nvme_rdma_cm_req *req, u16 qid, u16 queue_size);
+const char *rnvme_cm_rej_msg(u16 status);
+
+void rnvme_sgl_null(struct nvme_command *c);
+void rnvme_sgl_keyed(struct nvme_command *c, u64 addr, u32 len, u32 key,
+		     bool invalidate);
+void rnvme_sgl_inline(struct nvme_command *c, u32 offset, u32 len);
+bool rnvme_use_inline(bool write, int qid, bool ctrl_inline, u32 nsegs,
+		      u32 max_segs, u32 bytes, size_t inline_size);
+
+u32 rnvme_max_fr_pages_for(u32 max_fast_reg_page_list_len);
+const char *rnvme_transport_name_error(const char *name);
+
+#endif /* RNVME_LOGIC_H */

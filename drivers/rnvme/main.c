@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnvme module glue: parameters, transport registration, the RDMA device
+ * cache, RDMA device removal and the controller list.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/namei.h>
+#include <linux/slab.h>
+#include "rnvme.h"
+
+bool rnvme_register_always = true;
+module_param_named(register_always, rnvme_register_always, bool, 0444);
+MODULE_PARM_DESC(register_always,
+	"Use memory registration even for contiguous memory regions (default: true; false exposes a global rkey and is unsafe)");
+
+char rnvme_transport_name[RNVME_TRANSPORT_NAME_MAX + 1] = "rdma";
+module_param_string(transport_name, rnvme_transport_name,
+		    sizeof(rnvme_transport_name), 0444);
+MODULE_PARM_DESC(transport_name,
+	"NVMe-oF transport name to register (default: rdma; another name lets rnvme run beside the in-tree nvme-rdma)");
+
+static LIST_HEAD(rnvme_ctrl_list);
+static DEFINE_MUTEX(rnvme_ctrl_mutex);
+
+static LIST_HEAD(rnvme_device_list);
+static DEFINE_MUTEX(rnvme_device_mutex);
+
+static void rnvme_device_free(struct kref *ref)
+{
+	struct rnvme_device *dev = container_of(ref, struct rnvme_device, ref);
+
+	mutex_lock(&rnvme_device_mutex);
+	list_del(&dev->entry);
+	mutex_unlock(&rnvme_device_mutex);
+
+	ib_dealloc_pd(dev->pd);
+	kfree(dev);
+}
+
+void rnvme_device_put(struct rnvme_device *dev)
+{
+	kref_put(&dev->ref, rnvme_device_free);
+}
+
+/**
+ * rnvme_device_get - find or set up the device a CM id was bound to
+ * @cm_id: an id whose address has been resolved
+ *
+ * Return: a referenced device, or NULL (the reason is logged).
+ */
+struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id)
+{
+	struct ib_device *ibdev = cm_id->device;
+	struct rnvme_device *dev;
+
+	mutex_lock(&rnvme_device_mutex);
+	list_for_each_entry(dev, &rnvme_device_list, entry) {
+		if (dev->ibdev == ibdev && kref_get_unless_zero(&dev->ref))
+			goto out_unlock;
+	}
+
+	if (!(ibdev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)) {
+		dev_err(&ibdev->dev,
+			"rnvme needs fast memory registration, which this device lacks\n");
+		dev = NULL;
+		goto out_unlock;
+	}
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		goto out_unlock;
+
+	dev->ibdev = ibdev;
+	kref_init(&dev->ref);
+	dev->pd = ib_alloc_pd(ibdev,
+		rnvme_register_always ? 0 : IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (IS_ERR(dev->pd)) {
+		dev_err(&ibdev->dev, "rnvme: protection domain allocation failed (%ld)\n",
+			PTR_ERR(dev->pd));
+		kfree(dev);
+		dev = NULL;
+		goto out_unlock;
+	}
+	/* one send SGE always carries the SQE itself */
+	dev->inline_segments = min_t(u32, RNVME_MAX_INLINE_SEGMENTS,
+				     ibdev->attrs.max_send_sge - 1);
+	list_add(&dev->entry, &rnvme_device_list);
+out_unlock:
+	mutex_unlock(&rnvme_device_mutex);
+	return dev;
+}
+
+void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl)
+{
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_add_tail(&ctrl->list, &rnvme_ctrl_list);
+	mutex_unlock(&rnvme_ctrl_mutex);
+}
+
+void rnvme_ctrl_list_del(struct rnvme_ctrl *ctrl)
+{
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_del_init(&ctrl->list);
+	mutex_unlock(&rnvme_ctrl_mutex);
+}
+
+/* Is there already a controller for this association (duplicate_connect)? */
+bool rnvme_ctrl_exists(struct nvmf_ctrl_options *opts)
+{
+	struct rnvme_ctrl *ctrl;
+	bool found = false;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
+		found = nvmf_ip_options_match(&ctrl->ctrl, opts);
+		if (found)
+			break;
+	}
+	mutex_unlock(&rnvme_ctrl_mutex);
+	return found;
+}
+
+/**
+ * rnvme_delete_ctrls - delete controllers and wait until they are gone
+ * @ibdev: only those whose admin queue used this device; NULL for all
+ */
+void rnvme_delete_ctrls(struct ib_device *ibdev)
+{
+	struct rnvme_ctrl *ctrl;
+	bool found = false;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
+		if (ibdev && READ_ONCE(ctrl->ibdev) != ibdev)
+			continue;
+		dev_info(ctrl->ctrl.device, "deleting controller: %s\n",
+			 ibdev ? "its RDMA device is going away" : "rnvme is unloading");
+		nvme_delete_ctrl(&ctrl->ctrl);
+		found = true;
+	}
+	mutex_unlock(&rnvme_ctrl_mutex);
+
+	if (found)
+		flush_workqueue(nvme_delete_wq);
+}
+
+static void rnvme_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	rnvme_delete_ctrls(ibdev);
+}
+
+static struct ib_client rnvme_ib_client = {
+	.name	= "rnvme",
+	.remove	= rnvme_remove_one,
+};
+
+static struct nvmf_transport_ops rnvme_transport = {
+	.module		= THIS_MODULE,
+	.required_opts	= NVMF_OPT_TRADDR,
+	.allowed_opts	= NVMF_OPT_TRSVCID | NVMF_OPT_RECONNECT_DELAY |
+			  NVMF_OPT_HOST_TRADDR | NVMF_OPT_CTRL_LOSS_TMO |
+			  NVMF_OPT_NR_WRITE_QUEUES | NVMF_OPT_NR_POLL_QUEUES |
+			  NVMF_OPT_TOS,
+	.create_ctrl	= rnvme_create_ctrl,
+};
+
+/*
+ * The in-tree driver for a transport name is the module nvme-fabrics loads
+ * for it ("nvme-<name>").  If it is already loaded it has registered the
+ * name first and would be the one nvme-fabrics picks.
+ */
+static bool rnvme_name_taken(const char *name)
+{
+	char path[64];
+	struct path p;
+
+	snprintf(path, sizeof(path), "/sys/module/nvme_%s", name);
+	if (kern_path(path, LOOKUP_FOLLOW, &p))
+		return false;
+	path_put(&p);
+	return true;
+}
+
+static int __init rnvme_init(void)
+{
+	const char *why;
+	int ret;
+
+	why = rnvme_transport_name_error(rnvme_transport_name);
+	if (why) {
+		pr_err("transport_name=\"%s\" %s\n", rnvme_transport_name, why);
+		return -EINVAL;
+	}
+	if (rnvme_name_taken(rnvme_transport_name)) {
+		pr_err("transport \"%s\" is already served by the loaded module nvme_%s; unload it first (modprobe -r nvme_%s) or load rnvme with transport_name=<other>\n",
+		       rnvme_transport_name, rnvme_transport_name,
+		       rnvme_transport_name);
+		return -EBUSY;
+	}
+	rnvme_transport.name = rnvme_transport_name;
+
+	ret = ib_register_client(&rnvme_ib_client);
+	if (ret)
+		return ret;
+
+	ret = nvmf_register_transport(&rnvme_transport);
+	if (ret)
+		goto out_unregister_client;
+
+	pr_info("registered NVMe-oF transport \"%s\"%s\n", rnvme_transport_name,
+		rnvme_register_always ? "" : " (register_always=0: global rkey exposed)");
+	return 0;
+
+out_unregister_client:
+	ib_unregister_client(&rnvme_ib_client);
+	return ret;
+}
+
+static void __exit rnvme_exit(void)
+{
+	/* no new controllers, then take down the ones left */
+	nvmf_unregister_transport(&rnvme_transport);
+	rnvme_delete_ctrls(NULL);
+	ib_unregister_client(&rnvme_ib_client);
+	pr_info("unregistered NVMe-oF transport \"%s\"\n", rnvme_transport_name);
+}
+
+module_init(rnvme_init);
+module_exit(rnvme_exit);
+
+MODULE_DESCRIPTION("rnvme: NVMe over Fabrics RDMA host transport");
+MODULE_LICENSE("GPL v2");

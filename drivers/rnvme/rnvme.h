@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rnvme: NVMe over Fabrics RDMA host transport - private definitions.
+ *
+ * Files by responsibility:
+ *   main.c   module glue: parameters, transport registration, RDMA device
+ *            cache and removal, controller list
+ *   ctrl.c   controller lifecycle: create, setup, teardown, reset, error
+ *            recovery, reconnect, nvme_ctrl_ops
+ *   queue.c  queue lifecycle and verbs resources (CQ, QP, MR pool, rings),
+ *            blk-mq tag sets
+ *   cm.c     RDMA CM event handling and connection private data
+ *   io.c     the I/O path: blk-mq ops, posting, completions, timeouts
+ *   mr.c     data mapping: inline data, fast registration, invalidation
+ *   logic.c  pure helpers with no hardware dependency (KUnit-testable)
+ */
+#ifndef RNVME_H
+#define RNVME_H
+
+#include <linux/blk-mq.h>
+#include <linux/nvme.h>
+#include <linux/nvme-rdma.h>
+#include <linux/scatterlist.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include <rnvme/compat.h>
+#include "logic.h"
+
+/* Address and route resolution timeout handed to the RDMA CM, in ms. */
+#define RNVME_CM_TIMEOUT_MS		3000
+
+/*
+ * Upper bound on waiting for one queue's CM handshake.  The CM itself times
+ * out resolution and connection attempts; this only guarantees that a
+ * misbehaving fabric can never hang `nvme connect` forever.
+ */
+#define RNVME_CM_WAIT_SECS		60
+
+/* Scatterlist entries kept in each request before chaining allocations. */
+#define RNVME_INLINE_SG_CNT		2
+
+/* Largest SGE count used for in-capsule data (plus one for the SQE). */
+#define RNVME_MAX_INLINE_SEGMENTS	4
+
+/**
+ * struct rnvme_qe - a DMA-mapped buffer posted to the QP
+ * @data: kernel virtual address of the buffer
+ * @dma:  its DMA address on the RDMA device
+ * @cqe:  completion context; @cqe.done is called for the work request
+ */
+struct rnvme_qe {
+	void			*data;
+	u64			dma;
+	struct ib_cqe		cqe;
+};
+
+/**
+ * struct rnvme_device - one RDMA device in use, shared by all its queues
+ * @ibdev:         the verbs device
+ * @pd:            protection domain for every QP and MR on @ibdev
+ * @ref:           one reference per queue holding verbs resources
+ * @entry:         link in the module-wide device list
+ * @inline_segments: SGEs available for in-capsule data (max_send_sge - 1,
+ *                 at most RNVME_MAX_INLINE_SEGMENTS)
+ */
+struct rnvme_device {
+	struct ib_device	*ibdev;
+	struct ib_pd		*pd;
+	struct kref		ref;
+	struct list_head	entry;
+	unsigned int		inline_segments;
+};
+
+/* Queue state bits; every stop/free step tests-and-clears its own bit. */
+enum rnvme_queue_flags {
+	RNVME_Q_ALLOCATED	= 0,	/* CM id exists */
+	RNVME_Q_TR_READY	= 1,	/* CQ, QP, MR pool and response ring exist */
+	RNVME_Q_LIVE		= 2,	/* Fabrics Connect succeeded */
+};
+
+/**
+ * struct rnvme_queue - one NVMe queue pair carried by one RC QP
+ * @rsp_ring:   @queue_size receive buffers for completion queue entries
+ * @queue_size: entries in the NVMe queue (and receive buffers posted)
+ * @capsule_len: size of a command capsule: the SQE plus in-capsule data
+ * @ctrl:       owning controller
+ * @dev:        RDMA device (cached; reference held while TR_READY)
+ * @ib_cq:      completion queue (shared pool, or private for poll queues)
+ * @cq_size:    CQ entries requested
+ * @qp:         the RC queue pair
+ * @flags:      enum rnvme_queue_flags
+ * @cm_id:      RDMA CM identifier
+ * @cm_error:   result of the CM handshake, reported through @cm_done
+ * @cm_done:    completed when the handshake ends either way
+ * @queue_lock: serializes stop against concurrent stops
+ * @poll:       completions are reaped by blk-mq polling (no interrupts)
+ */
+struct rnvme_queue {
+	struct rnvme_qe		*rsp_ring;
+	int			queue_size;
+	size_t			capsule_len;
+	struct rnvme_ctrl	*ctrl;
+	struct rnvme_device	*dev;
+	struct ib_cq		*ib_cq;
+	int			cq_size;
+	struct ib_qp		*qp;
+	unsigned long		flags;
+	struct rdma_cm_id	*cm_id;
+	int			cm_error;
+	struct completion	cm_done;
+	struct mutex		queue_lock;
+	bool			poll;
+};
+
+/**
+ * struct rnvme_request - per-request transport state (blk-mq PDU)
+ * @nreq:     nvme-core's part; must come first (nvme_req())
+ * @mr:       fast-registration MR mapping the data, or NULL
+ * @sqe:      the command capsule's SQE buffer
+ * @result:   completion result, copied from the CQE
+ * @status:   completion status, copied from the CQE
+ * @ref:      completions still outstanding (send, and response or
+ *            invalidation) before the request may end
+ * @sge:      SGEs of the SEND: the SQE, then in-capsule data
+ * @num_sge:  used entries of @sge
+ * @reg_wr:   the REG_MR work request chained before the SEND
+ * @reg_cqe:  completion context for REG_MR and LOCAL_INV
+ * @queue:    the queue the request belongs to
+ * @sgt:      the data scatterlist
+ * @nents:    entries of @sgt handed to the DMA mapping
+ * @first_sgl: preallocated scatterlist entries for @sgt
+ */
+struct rnvme_request {
+	struct nvme_request	nreq;
+	struct ib_mr		*mr;
+	struct rnvme_qe		sqe;
+	union nvme_result	result;
+	__le16			status;
+	refcount_t		ref;
+	struct ib_sge		sge[1 + RNVME_MAX_INLINE_SEGMENTS];
+	u32			num_sge;
+	struct ib_reg_wr	reg_wr;
+	struct ib_cqe		reg_cqe;
+	struct rnvme_queue	*queue;
+	struct sg_table		sgt;
+	int			nents;
+	struct scatterlist	first_sgl[RNVME_INLINE_SG_CNT];
+};
+
+/**
+ * struct rnvme_ctrl - an NVMe over RDMA controller
+ * @queues:         queue 0 is the admin queue, then I/O queues
+ * @tag_set:        I/O tag set (allocated on first connect, kept after)
+ * @admin_tag_set:  admin tag set
+ * @err_work:       error recovery (RESETTING -> CONNECTING)
+ * @reconnect_work: delayed reconnect attempt
+ * @async_event_sqe: preallocated SQE for Asynchronous Event Requests
+ * @list:           link in the module's controller list; empty until the
+ *                  controller is fully created
+ * @device:         RDMA device of the admin queue
+ * @ibdev:          its verbs device, compared (never dereferenced) on
+ *                  device removal
+ * @max_fr_pages:   pages one fast-registration MR maps
+ * @addr:           target address
+ * @src_addr:       host address (host_traddr), if given
+ * @use_inline_data: the target accepts in-capsule data on I/O queues
+ * @io_queues:      I/O queues per blk-mq map type (default, read, poll)
+ * @ctrl:           nvme-core's controller
+ */
+struct rnvme_ctrl {
+	struct rnvme_queue	*queues;
+	struct blk_mq_tag_set	tag_set;
+	struct blk_mq_tag_set	admin_tag_set;
+	struct work_struct	err_work;
+	struct delayed_work	reconnect_work;
+	struct rnvme_qe		async_event_sqe;
+	struct list_head	list;
+	struct rnvme_device	*device;
+	struct ib_device	*ibdev;
+	u32			max_fr_pages;
+	struct sockaddr_storage	addr;
+	struct sockaddr_storage	src_addr;
+	bool			use_inline_data;
+	u32			io_queues[HCTX_MAX_TYPES];
+	struct nvme_ctrl	ctrl;
+};
+
+static inline struct rnvme_ctrl *to_rnvme_ctrl(struct nvme_ctrl *ctrl)
+{
+	return container_of(ctrl, struct rnvme_ctrl, ctrl);
+}
+
+static inline int rnvme_queue_idx(struct rnvme_queue *queue)
+{
+	return queue - queue->ctrl->queues;
+}
+
+/* main.c */
+extern bool rnvme_register_always;
+extern char rnvme_transport_name[];
+struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id);
+void rnvme_device_put(struct rnvme_device *dev);
+void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl);
+void rnvme_ctrl_list_del(struct rnvme_ctrl *ctrl);
+bool rnvme_ctrl_exists(struct nvmf_ctrl_options *opts);
+void rnvme_delete_ctrls(struct ib_device *ibdev);
+
+/* ctrl.c */
+struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
+				    struct nvmf_ctrl_options *opts);
+void rnvme_error_recovery(struct rnvme_ctrl *ctrl);
+
+/* queue.c */
+int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size);
+void rnvme_free_queue(struct rnvme_queue *queue);
+int rnvme_start_queue(struct rnvme_ctrl *ctrl, int idx);
+void rnvme_stop_queue(struct rnvme_queue *queue);
+int rnvme_create_queue_ib(struct rnvme_queue *queue);
+void rnvme_destroy_queue_ib(struct rnvme_queue *queue);
+int rnvme_alloc_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
+		   enum dma_data_direction dir);
+void rnvme_free_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
+		   enum dma_data_direction dir);
+u32 rnvme_max_fr_pages(struct ib_device *ibdev);
+
+/* cm.c */
+int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);
+
+/* io.c */
+extern const struct blk_mq_ops rnvme_mq_ops;
+extern const struct blk_mq_ops rnvme_admin_mq_ops;
+int rnvme_post_recv(struct rnvme_queue *queue, struct rnvme_qe *qe);
+void rnvme_submit_async_event(struct nvme_ctrl *nctrl);
+void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op);
+void rnvme_end_request(struct rnvme_request *req);
+
+/* mr.c */
+int rnvme_map_data(struct rnvme_queue *queue, struct request *rq,
+		   struct nvme_command *c);
+void rnvme_unmap_data(struct rnvme_queue *queue, struct request *rq);
+int rnvme_inv_rkey(struct rnvme_queue *queue, struct rnvme_request *req);
+
+#endif /* RNVME_H */

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The one place where rnvme bridges kernel API differences.
+ *
+ * Driver files are written against the newest API (Debian 6.12).  Each
+ * HAVE_* symbol comes from a build-time probe of the target kernel's own
+ * headers (tools/kbuild/probe.sh -> rnvme_config.h); when an API is missing
+ * it is back-filled here from the older one.  Nothing else in the tree may
+ * test LINUX_VERSION_CODE.
+ */
+#ifndef RNVME_COMPAT_H
+#define RNVME_COMPAT_H
+
+#include <rnvme_config.h>
+
+#ifdef HAVE_LINUX_UNALIGNED_H
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
+#include "nvme.h"
+#include "fabrics.h"
+
+/* 6.2 renamed the quiesce helpers (nvme_stop_queues and friends). */
+#ifndef HAVE_NVME_QUIESCE_IO_QUEUES
+static inline void nvme_quiesce_io_queues(struct nvme_ctrl *ctrl)
+{
+	nvme_stop_queues(ctrl);
+}
+
+static inline void nvme_unquiesce_io_queues(struct nvme_ctrl *ctrl)
+{
+	nvme_start_queues(ctrl);
+}
+#endif
+
+#ifndef HAVE_NVME_QUIESCE_ADMIN_QUEUE
+static inline void nvme_quiesce_admin_queue(struct nvme_ctrl *ctrl)
+{
+	nvme_stop_admin_queue(ctrl);
+}
+
+static inline void nvme_unquiesce_admin_queue(struct nvme_ctrl *ctrl)
+{
+	nvme_start_admin_queue(ctrl);
+}
+#endif
+
+/* 6.3 folded nvme_shutdown_ctrl() into nvme_disable_ctrl(ctrl, shutdown). */
+static inline int rnvme_disable_ctrl(struct nvme_ctrl *ctrl, bool shutdown)
+{
+#ifdef HAVE_NVME_DISABLE_CTRL_SHUTDOWN
+	return nvme_disable_ctrl(ctrl, shutdown);
+#else
+	return shutdown ? nvme_shutdown_ctrl(ctrl) : nvme_disable_ctrl(ctrl);
+#endif
+}
+
+/* 6.3 added the was_reset argument (skips re-reading static state). */
+static inline int rnvme_init_ctrl_finish(struct nvme_ctrl *ctrl, bool was_reset)
+{
+#ifdef HAVE_NVME_INIT_CTRL_FINISH_WAS_RESET
+	return nvme_init_ctrl_finish(ctrl, was_reset);
+#else
+	return nvme_init_ctrl_finish(ctrl);
+#endif
+}
+
+#ifndef HAVE_NVME_START_REQUEST
+static inline void nvme_start_request(struct request *rq)
+{
+	blk_mq_start_request(rq);
+}
+#endif
+
+#ifndef HAVE_NVME_CTRL_STATE
+static inline enum nvme_ctrl_state nvme_ctrl_state(struct nvme_ctrl *ctrl)
+{
+	return READ_ONCE(ctrl->state);
+}
+#endif
+
+/*
+ * 6.11 split controller creation: nvme_init_ctrl() no longer publishes the
+ * device, nvme_add_ctrl() does once the transport is ready.  Older kernels
+ * publish in nvme_init_ctrl(), so there is nothing left to do.
+ */
+static inline int rnvme_add_ctrl(struct nvme_ctrl *ctrl)
+{
+#ifdef HAVE_NVME_ADD_CTRL
+	return nvme_add_ctrl(ctrl);
+#else
+	return 0;
+#endif
+}
+
+/* 6.10: stop reconnecting when Connect failed with DNR set. */
+static inline bool rnvme_should_reconnect(struct nvme_ctrl *ctrl, int status)
+{
+#ifdef HAVE_NVMF_SHOULD_RECONNECT_STATUS
+	return nvmf_should_reconnect(ctrl, status);
+#else
+	return nvmf_should_reconnect(ctrl);
+#endif
+}
+
+#endif /* RNVME_COMPAT_H */
