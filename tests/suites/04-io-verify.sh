@@ -1,0 +1,94 @@
+#!/bin/bash
+# 04-io-verify: data integrity with fio crc32c verify (random write/rw, 512 B..1 MiB,
+# QD1 and QD32), end-to-end comparison with the backing device, flush, discard,
+# write zeroes.
+#   namespace A: brd ramdisk, 512 B LBA  (TEST_NQN)
+#   namespace B: null_blk memory-backed, 4 KiB LBA, discard enabled (TEST_NQN2)
+set -uo pipefail
+# shellcheck source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+suite_begin
+
+fx_setup --nqn "$TEST_NQN" --backing brd --size 128
+fx_target_up --nqn "$TEST_NQN2" --backing nullb --size 64 || bail "null_blk namespace"
+nullb=$FX_BACKING_DEV
+
+nvme_connect >/dev/null 2>&1 || bail "connect $TEST_NQN"
+timeout 90 nvme connect -t "$TRANSPORT" -a "$TGT_IP4" -s "$TGT_PORT" -n "$TEST_NQN2" >/dev/null 2>&1 || bail "connect $TEST_NQN2"
+ca=$(ctrls_for_nqn "$TEST_NQN")
+cb=$(ctrls_for_nqn "$TEST_NQN2")
+A=$(wait_ns_dev "$ca" 30) || bail "no namespace for $TEST_NQN"
+B=$(wait_ns_dev "$cb" 30) || bail "no namespace for $TEST_NQN2"
+echo "# A=$A (ctrl $ca, brd /dev/ram0, lba $(blockdev --getss "$A")), B=$B (ctrl $cb, $nullb, lba $(blockdev --getss "$B"))"
+
+FIO_LOG=$(mktemp -d)
+# fio_job NAME FIO-ARGS...: run a verify job, bounded; the log goes to diagnostics on failure.
+fio_job() {
+	local name=$1 rc=0 t
+	shift
+	t=$(now_ns)
+	timeout 600 fio --name="$name" --direct=1 --verify_fatal=1 --do_verify=1 \
+		--randrepeat=0 --norandommap=0 --group_reporting --output-format=normal "$@" \
+		> "$FIO_LOG/$name.log" 2>&1 || rc=$?
+	echo "# fio $name: $(secs_since "$t") s"
+	if [ "$rc" = 0 ] && ! grep -qE 'verify: bad|crc32c: verify failed|err= *[1-9]' "$FIO_LOG/$name.log"; then
+		ok "fio $name"
+		grep -E '^ *(WRITE|READ):' "$FIO_LOG/$name.log" | diag
+	else
+		not_ok "fio $name" "exit $rc" "$(tail -n 30 "$FIO_LOG/$name.log")"
+	fi
+}
+
+fio_job randwrite-96m-qd32 --filename="$A" --ioengine=libaio --iodepth=32 --rw=randwrite \
+	--bs=64k --size=96m --verify=crc32c
+fio_job bsrange-512-1m-qd1 --filename="$A" --ioengine=libaio --iodepth=1 --rw=randwrite \
+	--bsrange=512-1m --size=32m --verify=crc32c
+fio_job bssplit-qd32 --filename="$A" --ioengine=libaio --iodepth=32 --rw=randwrite \
+	--bssplit=512/10:4k/40:32k/20:128k/20:1m/10 --size=48m --verify=crc32c
+fio_job randrw-qd32 --filename="$A" --ioengine=libaio --iodepth=32 --rw=randrw --rwmixread=50 \
+	--bs=16k --size=32m --verify=crc32c
+fio_job seq-1m-qd4 --filename="$A" --ioengine=libaio --iodepth=4 --rw=write \
+	--bs=1m --size=32m --verify=crc32c
+fio_job 4k-lba-bsrange-qd32 --filename="$B" --ioengine=libaio --iodepth=32 --rw=randwrite \
+	--bsrange=4k-1m --size=32m --verify=crc32c
+
+# End to end: what the host wrote is what the target stored.
+pat=$FIO_LOG/pattern
+head -c 4M /dev/urandom > "$pat"
+check "dd 4 MiB at offset 8 MiB to $A" dd if="$pat" of="$A" bs=1M seek=8 oflag=direct status=none
+check "backing /dev/ram0 holds the same 4 MiB" cmp -n 4194304 "$pat" <(dd if=/dev/ram0 bs=1M skip=8 count=4 status=none)
+check "reading it back over the fabric matches" cmp -n 4194304 "$pat" <(dd if="$A" bs=1M skip=8 count=4 iflag=direct status=none)
+
+# Flush.
+check "nvme flush $A" timeout 60 nvme flush "$A"
+check "nvme flush $B" timeout 60 nvme flush "$B"
+
+# Write zeroes (NVMe Write Zeroes command and BLKZEROOUT).
+check "dd random 1 MiB to $B" dd if="$pat" of="$B" bs=1M count=1 oflag=direct status=none
+lbas=$((1048576 / $(blockdev --getss "$B")))
+check "nvme write-zeroes $B (1 MiB)" timeout 60 nvme write-zeroes "$B" --start-block=0 --block-count=$((lbas - 1))
+check "range reads back as zeroes" cmp -n 1048576 /dev/zero <(dd if="$B" bs=1M count=1 iflag=direct status=none)
+check "dd random 1 MiB to $A" dd if="$pat" of="$A" bs=1M seek=2 count=1 oflag=direct status=none
+check "blkdiscard -z (zeroout) 1 MiB on $A" timeout 60 blkdiscard -z -o $((2 * 1048576)) -l 1048576 "$A"
+check "zeroed range reads back as zeroes" cmp -n 1048576 /dev/zero <(dd if="$A" bs=1M skip=2 count=1 iflag=direct status=none)
+
+# Discard (null_blk backing supports it).
+dmax=$(cat "/sys/block/$(basename "$B")/queue/discard_max_bytes" 2>/dev/null || echo 0)
+if [ "$dmax" -gt 0 ]; then
+	check "dd random 1 MiB to $B at 4 MiB" dd if="$pat" of="$B" bs=1M seek=4 count=1 oflag=direct status=none
+	check "blkdiscard 1 MiB on $B (discard_max_bytes=$dmax)" timeout 60 blkdiscard -o $((4 * 1048576)) -l 1048576 "$B"
+	if cmp -s -n 1048576 /dev/zero <(dd if="$B" bs=1M skip=4 count=1 iflag=direct status=none); then
+		diag "discarded range reads back as zeroes"
+	else
+		diag "discarded range does not read back as zeroes (allowed: discard is advisory)"
+	fi
+	check "discard with fio trim verify-free workload" timeout 300 fio --name=trim --filename="$B" \
+		--direct=1 --ioengine=libaio --iodepth=16 --rw=randtrim --bs=64k --size=16m --output-format=terse
+else
+	tap_skip "$B has no discard support (discard_max_bytes=0)" "blkdiscard"
+fi
+check "blkdiscard on the whole of $B" timeout 120 blkdiscard "$B"
+
+rm -rf "$FIO_LOG"
+check "disconnect-all" timeout 120 nvme disconnect-all
+suite_end

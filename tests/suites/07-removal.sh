@@ -1,0 +1,88 @@
+#!/bin/bash
+# 07-removal: hot-removal of the host-side RDMA device (rdma link delete rxe0)
+# under I/O: the controller goes away within a bounded time, fio ends (with
+# errors) instead of hanging, the module can be removed; re-adding the device
+# makes connects work again.
+set -uo pipefail
+# shellcheck source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+suite_begin
+
+fx_setup --nqn "$TEST_NQN" --backing brd --size 64
+mod=$(host_module)
+
+nvme_connect >/dev/null 2>&1 || bail "connect"
+ctrl=$(ctrls_for_nqn "$TEST_NQN")
+dev=$(wait_ns_dev "$ctrl" 30) || bail "no namespace"
+if rdma res show cm_id 2>/dev/null | grep -q "link rxe0/1 .*src-addr $HOST_IP4:"; then
+	ok "host queues of $ctrl are on rxe0"
+else
+	not_ok "host queues of $ctrl are on rxe0" "$(rdma res show cm_id 2>&1)"
+fi
+
+log=$(mktemp)
+timeout 300 fio --name=removal --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 \
+	--rw=randrw --bs=16k --size=48m --time_based --runtime=240 > "$log" 2>&1 &
+fio_pid=$!
+# Let I/O get going.
+sleep 4
+if kill -0 "$fio_pid" 2>/dev/null; then
+	ok "fio running on $dev"
+else
+	not_ok "fio running on $dev" "$(tail -n 20 "$log")"
+fi
+
+t=$(now_ns)
+rc=0
+timeout 120 rdma link delete rxe0 || rc=$?
+echo "# rdma link delete rxe0: $(secs_since "$t") s"
+tap_result "rdma link delete rxe0 returns (exit $rc)" "$rc"
+if wait_for 120 test ! -e "/sys/class/nvme/$ctrl"; then
+	echo "# controller gone after device removal: $(secs_since "$t") s"
+	ok "controller $ctrl removed within 120 s ($(secs_since "$t") s)"
+else
+	not_ok "controller $ctrl removed within 120 s" "state: $(ctrl_attr "$ctrl" state)"
+fi
+
+# fio must finish on its own (errors expected), not hang.
+if wait_for 120 bash -c "! kill -0 $fio_pid 2>/dev/null"; then
+	frc=0
+	wait "$fio_pid" || frc=$?
+	echo "# fio ended $(secs_since "$t") s after the removal (exit $frc)"
+	ok "fio terminated after the removal (exit $frc)"
+	grep -E 'err=|error' "$log" | head -n 5 | diag
+else
+	not_ok "fio terminated after the removal" "still running after 120 s"
+	kill -9 "$fio_pid" 2>/dev/null
+fi
+hung=$(ps -eo stat,pid,comm | awk '$1 ~ /^D/' | grep -v ' kworker' || true)
+tap_result "no task stuck in D state" "$([ -z "$hung" ] && echo 0 || echo 1)" "$hung"
+rm -f "$log"
+
+t=$(now_ns)
+check "rmmod $mod after the device removal" timeout 60 rmmod "$mod"
+echo "# rmmod: $(secs_since "$t") s"
+check "rdma device rxe1 (target side) still present" rdma link show rxe1/1
+
+# Re-add the device: the host can connect again.
+check "rdma link add rxe0 again" rdma link add rxe0 type rxe netdev veth0
+wait_for 30 fx_rxe_ports_active
+fx_host_driver_load || not_ok "reload the host driver"
+out=$(timed "reconnect after re-add" nvme_connect 2>&1)
+tap_result "connect after re-adding rxe0" $? "$out"
+ctrl=$(ctrls_for_nqn "$TEST_NQN")
+if [ -n "$ctrl" ] && dev=$(wait_ns_dev "$ctrl" 30); then
+	check "I/O after re-adding rxe0" dd if="$dev" of=/dev/null bs=64k count=16 iflag=direct status=none
+fi
+
+# Removal while idle (no I/O), with the module staying loaded.
+t=$(now_ns)
+timeout 120 rdma link delete rxe0
+if wait_for 120 fx_no_fabrics_ctrls; then
+	ok "idle controller removed with rxe0 ($(secs_since "$t") s)"
+else
+	not_ok "idle controller removed with rxe0" "$(ls /sys/class/nvme)"
+fi
+check "host module still loaded and idle" test "$(cat "/sys/module/$mod/refcnt" 2>/dev/null)" = 0
+
+suite_end
