@@ -1,0 +1,121 @@
+#!/bin/bash
+# make check: install what the tests need, build everything with warnings as
+# errors, run the host-side tests, the C++ unit tests and the VM suites, and
+# end with one line "N passed, N failed".  Non-zero exit on any failure.
+#   KVER=...            kernel to build and boot (default: the installed 6.1)
+#   SUITES="03 04"      run only these VM suites
+#   RNVME_SKIP_SETUP=1  do not run tests/setup-host.sh (apt-get)
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+cd "$REPO" || exit 1
+t_start=$(date +%s)
+pass=0 fail=0 skip=0
+stage() { echo; echo "=== $* ($(($(date +%s) - t_start)) s into make check)"; }
+count_tap() { # FILE: add its TAP test points to the totals
+	local p f s
+	p=$(grep -cE '^ok [0-9]+' "$1")
+	s=$(grep -cE '^ok [0-9]+.*# SKIP' "$1")
+	f=$(grep -cE '^not ok [0-9]+' "$1")
+	pass=$((pass + p - s)) fail=$((fail + f)) skip=$((skip + s))
+}
+finish() {
+	echo
+	echo "make check: $(($(date +%s) - t_start)) s wall time"
+	if [ "$skip" != 0 ]; then
+		echo "$pass passed, $fail failed, $skip skipped"
+	else
+		echo "$pass passed, $fail failed"
+	fi
+	[ "$fail" = 0 ]
+	exit $?
+}
+
+if [ "${RNVME_SKIP_SETUP:-0}" != 1 ]; then
+	stage "host setup (apt-get)"
+	if [ "$(id -u)" != 0 ]; then
+		echo "make check installs packages and boots VMs: run it as root" >&2
+		fail=$((fail + 1))
+		finish
+	fi
+	setup_out=$(tests/setup-host.sh 2>&1)
+	rc=$?
+	echo "$setup_out" | tail -n 5
+	if [ $rc != 0 ]; then
+		echo "not ok - tests/setup-host.sh failed ($rc)"
+		echo "$setup_out" | tail -n 30 | sed 's/^/# /'
+		fail=$((fail + 1))
+		finish
+	fi
+	kv=$(echo "$setup_out" | sed -n 's/^KVER=//p' | tail -n 1)
+	[ -n "${KVER:-}" ] || KVER=$kv
+fi
+[ -n "${KVER:-}" ] || KVER=$(tests/lib/kver.sh) || { fail=$((fail + 1)); finish; }
+export KVER
+echo "kernel under test: $KVER"
+
+stage "build rnvme.ko for $KVER"
+mkdir -p build/check
+if make module KVER="$KVER" > build/check/module.log 2>&1; then
+	pass=$((pass + 1))
+	echo "ok - make module ($(grep -o 'LAYOUT.*' build/check/module.log))"
+	module_ok=1
+else
+	fail=$((fail + 1))
+	echo "not ok - make module"
+	tail -n 30 build/check/module.log | sed 's/^/# /'
+	module_ok=0
+fi
+
+stage "host-side tests"
+for t in tests/host/[0-9][0-9]-*.sh; do
+	name=$(basename "$t" .sh)
+	"$t" "$KVER" > "build/check/$name.tap" 2>&1
+	rc=$?
+	cat "build/check/$name.tap"
+	count_tap "build/check/$name.tap"
+	if [ $rc != 0 ] && ! grep -q '^not ok' "build/check/$name.tap"; then
+		echo "not ok - $name exited $rc"
+		fail=$((fail + 1))
+	fi
+done
+
+if [ -f tools/rnvme/CMakeLists.txt ]; then
+	stage "C++ tool: build (-Werror) and unit tests"
+	if make tool > build/check/tool-build.log 2>&1; then
+		pass=$((pass + 1))
+		echo "ok - make tool"
+		ctest --test-dir build/tools --output-on-failure -j2 > build/check/ctest.log 2>&1
+		tail -n 15 build/check/ctest.log
+		line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' build/check/ctest.log | tail -n 1)
+		if [ -n "$line" ]; then
+			total=$(echo "$line" | sed -E 's/.* out of ([0-9]+).*/\1/')
+			nfail=$(echo "$line" | sed -E 's/.*, ([0-9]+) tests failed.*/\1/')
+			pass=$((pass + total - nfail)) fail=$((fail + nfail))
+		else
+			echo "not ok - ctest ran no tests or did not finish"
+			fail=$((fail + 1))
+		fi
+	else
+		fail=$((fail + 1))
+		echo "not ok - make tool"
+		tail -n 30 build/check/tool-build.log | sed 's/^/# /'
+	fi
+fi
+
+stage "VM suites on $KVER (QEMU TCG, Soft-RoCE)"
+if [ "$module_ok" = 1 ]; then
+	tests/run-all.sh --kver "$KVER" 2>&1 | tee build/check/vm.log
+	line=$(tail -n 1 build/check/vm.log)
+	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
+		pass=$((pass + BASH_REMATCH[1])) fail=$((fail + BASH_REMATCH[2]))
+		skip=$((skip + ${BASH_REMATCH[3]:-0}))
+	else
+		echo "not ok - VM suites did not report a total"
+		fail=$((fail + 1))
+	fi
+else
+	echo "not ok - VM suites not run: the module did not build"
+	fail=$((fail + 1))
+fi
+
+finish
