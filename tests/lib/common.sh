@@ -392,7 +392,7 @@ fx_backing_create() {
 	nullb)
 		modprobe null_blk nr_devices=0 || return 1
 		n=$(cat "$FX_STATE/nullb_next" 2>/dev/null || echo 0)
-		local d=/sys/kernel/config/nullb/rnvme$n
+		local d=/sys/kernel/config/nullb/rnvmenullb$n
 		mkdir "$d" || return 1
 		echo "$size" > "$d/size"
 		echo 4096 > "$d/blocksize"
@@ -400,10 +400,11 @@ fx_backing_create() {
 		echo 1 > "$d/discard" 2>/dev/null || true
 		echo 1 > "$d/power" || return 1
 		echo $((n + 1)) > "$FX_STATE/nullb_next"
-		local idx
-		idx=$(cat "$d/index")
-		wait_for 10 test -b "/dev/nullb$idx" || { echo "# /dev/nullb$idx did not appear" >&2; return 1; }
-		echo "/dev/nullb$idx"
+		# 6.1+ names configfs-created null_blk disks after the configfs item.
+		local dev=/dev/rnvmenullb$n
+		[ -b "$dev" ] || dev=/dev/nullb$(cat "$d/index")
+		wait_for 10 test -b "$dev" || { echo "# $dev did not appear" >&2; return 1; }
+		echo "$dev"
 		;;
 	*) echo "# unknown backing '$kind'" >&2; return 2 ;;
 	esac
@@ -431,7 +432,7 @@ fx_target_down() {
 		done
 		for h in "$NVMET_CFS"/hosts/*; do [ -d "$h" ] && rmdir "$h"; done
 	fi
-	for d in /sys/kernel/config/nullb/rnvme*; do
+	for d in /sys/kernel/config/nullb/rnvmenullb*; do
 		[ -d "$d" ] || continue
 		echo 0 > "$d/power" 2>/dev/null
 		rmdir "$d" || echo "# cannot remove $d"

@@ -30,19 +30,27 @@ maps=$(dmesg | awk -v m="$mark" 'f { print } index($0, m) { f = 1 }' | grep -o '
 diag "kernel: ${maps:-no 'mapped ... queues' message}"
 check "io_poll is 1 on $dev" test "$(cat "/sys/block/$(basename "$dev")/queue/io_poll")" = 1
 
-# Per-hctx dispatch counters of the poll hctxs (debugfs of the path device).
-poll_dispatched() {
-	local d sum=0 h
-	for d in /sys/kernel/debug/block/nvme*c*n* "/sys/kernel/debug/block/$(basename "$dev")"; do
-		[ -d "$d" ] || continue
-		for h in "$d"/hctx*; do
-			grep -qx poll "$h/type" 2>/dev/null || continue
-			sum=$((sum + $(awk '{ s += $2 } END { print s + 0 }' "$h/dispatched" 2>/dev/null || echo 0)))
-		done
-	done
-	echo "$sum"
+# Count nvme_setup_cmd trace events per queue id: polled I/O must use the poll
+# queues, which come after the default/read queues (qid > queue_count-1-2).
+TR=/sys/kernel/tracing
+[ -d "$TR/events" ] || mount -t tracefs tracefs "$TR" 2>/dev/null || TR=/sys/kernel/debug/tracing
+trace_start() {
+	echo 0 > "$TR/tracing_on"
+	echo 4096 > "$TR/buffer_size_kb"
+	: > "$TR/trace"
+	echo "ctrl_id==${ctrl#nvme}" > "$TR/events/nvme/nvme_setup_cmd/filter" 2>/dev/null || true
+	echo 1 > "$TR/events/nvme/nvme_setup_cmd/enable"
+	echo 1 > "$TR/tracing_on"
 }
-before=$(poll_dispatched)
+# trace_stop: prints "<count> <qid>" lines.
+trace_stop() {
+	echo 0 > "$TR/tracing_on"
+	echo 0 > "$TR/events/nvme/nvme_setup_cmd/enable"
+	grep -o 'qid=[0-9]*' "$TR/trace" | sort | uniq -c | sed 's/qid=//'
+}
+have_trace=0
+[ -d "$TR/events/nvme/nvme_setup_cmd" ] && have_trace=1
+[ "$have_trace" = 1 ] && trace_start
 
 log=$(mktemp)
 t=$(now_ns)
@@ -57,9 +65,15 @@ if [ "$rc" = 0 ]; then
 else
 	not_ok "fio io_uring hipri=1 randwrite + verify" "exit $rc" "$(tail -n 30 "$log")"
 fi
-after=$(poll_dispatched)
-diag "poll hctx dispatched: before $before, after $after"
-check "requests were dispatched on poll queues" test "$after" -gt "$before"
+if [ "$have_trace" = 1 ]; then
+	per_qid=$(trace_stop)
+	diag "nvme_setup_cmd per qid (count qid): $(echo $per_qid)"
+	first_poll=$((qc - 2))
+	polled=$(echo "$per_qid" | awk -v f="$first_poll" '$2 >= f { s += $1 } END { print s + 0 }')
+	check "commands were issued on the poll queues (qid >= $first_poll): $polled" test "$polled" -gt 0
+else
+	tap_skip "no nvme_setup_cmd tracepoint" "commands issued on poll queues"
+fi
 
 rc=0
 timeout 300 fio --name=poll-read --filename="$dev" --direct=1 --ioengine=io_uring --hipri=1 \

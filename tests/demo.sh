@@ -1,0 +1,21 @@
+#!/bin/bash
+# make demo: build rnvme.ko and the rnvme tool, boot a QEMU VM, and in it
+# discover and connect a Soft-RoCE NVMe-oF target through rnvme and do I/O.
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+cd "$REPO"
+if [ "$(id -u)" = 0 ] && [ "${RNVME_SKIP_SETUP:-0}" != 1 ]; then
+	echo "== installing what the demo needs (tests/setup-host.sh)"
+	tests/setup-host.sh | tail -n 3
+fi
+KVER=${KVER:-$(tests/lib/kver.sh)}
+echo "== building rnvme.ko for $KVER"
+make module KVER="$KVER" | grep -E 'LAYOUT|EXTRACT|error' || true
+[ -f rnvme.ko ] || { echo "demo: module build failed (run: make module)" >&2; exit 1; }
+if [ -f tools/rnvme/CMakeLists.txt ]; then
+	echo "== building the rnvme tool"
+	make tool > /dev/null || echo "demo: tool build failed; the demo uses nvme-cli instead" >&2
+fi
+echo "== booting the VM (QEMU TCG, about a minute)"
+exec tests/vm/run-vm.sh --kver "$KVER" --timeout 900 --out "$REPO/build/vm/demo" -v \
+	-- "$REPO/tests/guest/demo.sh"
