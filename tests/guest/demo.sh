@@ -67,6 +67,6 @@ fx_target_down
 fx_rxe_down
 echo
 echo "rnvme kernel log of this demo:"
-dmesg | grep -E 'rnvme|nvme nvme' | sed 's/^/  /'
+dmesg | grep -E 'rnvme: |nvme nvme|nvmet: ' | sed 's/^/  /'
 echo
 echo "demo finished: rnvme served discovery, connect, verified I/O and a clean disconnect"
