@@ -1,0 +1,76 @@
+// The subcommands. Each file in cmd/ implements one: its arguments, its CLI11 binding and its
+// run function (called directly by tests with fakes in the Context).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cmd/context.h"
+#include "core/options.h"
+
+namespace rnvme {
+
+using Action = std::function<Status(Context&)>;
+
+struct Command {
+  std::string_view name;
+  std::string_view help;
+  Action (*setup)(CLI::App& sub);  // registers the options, returns the action bound to them
+};
+const std::vector<Command>& command_table();
+
+// Registers the connect options of option_table() on `app`, writing into `opts`.
+void add_connect_options(CLI::App& app, ConnectOptions& opts);
+
+struct DiscoverArgs {
+  ConnectOptions opts;
+  std::string device;     // use this existing discovery controller instead of connecting one
+  bool persistent = false;
+};
+Status run_discover(Context& ctx, DiscoverArgs args);
+Action setup_discover(CLI::App& sub);
+
+Status run_connect(Context& ctx, const ConnectOptions& opts);
+Action setup_connect(CLI::App& sub);
+
+struct ConnectAllArgs {
+  ConnectOptions opts;    // discovery controller and template for every connection
+  std::string discovery_conf = "/etc/nvme/discovery.conf";
+  std::string config_json = "/etc/nvme/config.json";
+};
+Status run_connect_all(Context& ctx, const ConnectAllArgs& args);
+Action setup_connect_all(CLI::App& sub);
+
+struct DisconnectArgs {
+  std::string nqn;
+  std::string device;
+};
+Status run_disconnect(Context& ctx, const DisconnectArgs& args);
+Action setup_disconnect(CLI::App& sub);
+
+struct DisconnectAllArgs {
+  std::string transport;  // empty: every fabrics transport
+};
+Status run_disconnect_all(Context& ctx, const DisconnectAllArgs& args);
+Action setup_disconnect_all(CLI::App& sub);
+
+Status run_list(Context& ctx);
+Action setup_list(CLI::App& sub);
+
+struct RdmaArgs {
+  std::vector<std::string> words;  // "link add NAME type rxe netdev DEV" | "link del NAME" | "show"
+};
+Status run_rdma(Context& ctx, const RdmaArgs& args);
+Action setup_rdma(CLI::App& sub);
+
+struct HostnqnArgs {
+  std::string action = "show";  // show | generate | check
+  bool force = false;
+};
+Status run_hostnqn(Context& ctx, const HostnqnArgs& args);
+Action setup_hostnqn(CLI::App& sub);
+
+}  // namespace rnvme

@@ -1,0 +1,160 @@
+#include <fmt/format.h>
+
+#include "cmd/commands.h"
+#include "core/config.h"
+#include "core/discovery.h"
+#include "sys/sysfs.h"
+
+namespace rnvme {
+namespace {
+
+bool already_connected(const Topology& t, const ConnectOptions& o) {
+  const std::string port = o.trsvcid.empty() ? std::string(kDefaultRdmaPort) : o.trsvcid;
+  for (const auto& s : t.subsystems)
+    for (const auto& c : s.controllers)
+      if (c.transport == o.transport && c.traddr == o.traddr && c.trsvcid == port &&
+          c.subsysnqn == o.nqn && c.state != "deleting" && c.state != "dead")
+        return true;
+  return false;
+}
+
+// Connects one subsystem port, recording the result; failures do not stop the others.
+void connect_one(Context& ctx, const Topology& topo, const std::string& source,
+                 const ConnectOptions& o, ConnectAllOutcome& out) {
+  ConnectAllItem item{source, o.nqn, o.traddr, o.trsvcid.empty() ? std::string(kDefaultRdmaPort) : o.trsvcid,
+                      "", "", "", "", ""};
+  if (already_connected(topo, o)) {
+    item.status = "already_connected";
+  } else if (auto r = connect_controller(ctx, o)) {
+    item.status = r->dry_run ? "would_connect" : "connected";
+    item.device = r->device;
+    item.options = r->options;
+  } else {
+    item.status = "failed";
+    item.detail = r.error().cause.empty() ? r.error().message
+                                          : r.error().message + "; " + r.error().cause;
+    if (!r.error().fix.empty()) item.detail += "; fix: " + r.error().fix;
+    item.failure_class = r.error().reason;
+  }
+  out.items.push_back(std::move(item));
+}
+
+// Reads one discovery controller's log and connects every RDMA NVM subsystem in it.
+void connect_from_discovery(Context& ctx, const Topology& topo, const ConfigEntry& disc,
+                            ConnectAllOutcome& out) {
+  ConnectAllItem head{disc.source, disc.opts.nqn, disc.opts.traddr,
+                      disc.opts.trsvcid.empty() ? std::string(kDefaultRdmaPort) : disc.opts.trsvcid,
+                      "", "", "", "", ""};
+  auto fail = [&](const Error& e) {
+    head.status = "failed";
+    head.detail = e.cause.empty() ? e.message : e.message + "; " + e.cause;
+    if (!e.fix.empty()) head.detail += "; fix: " + e.fix;
+    head.failure_class = e.reason;
+    out.items.push_back(head);
+  };
+  auto c = connect_controller(ctx, disc.opts);
+  if (!c) return fail(c.error());
+  if (c->dry_run) {
+    head.status = "would_discover";
+    head.options = c->options;
+    out.items.push_back(head);
+    return;
+  }
+  auto bytes = ctx.dlog.read(c->device);
+  (void)delete_controller(ctx, c->device);  // only needed for the log page
+  if (!bytes) return fail(bytes.error());
+  auto log = decode_discovery_log(*bytes);
+  if (!log) return fail(log.error());
+  for (const auto& e : log->entries) {
+    ConnectOptions o = disc.opts;  // host identity and tunables carry over from the discovery line
+    o.traddr = e.traddr;
+    o.trsvcid = e.trsvcid;
+    o.nqn = e.subnqn;
+    const std::string src = fmt::format("discovery {}:{}", disc.opts.traddr, head.trsvcid);
+    if (e.subtype != kSubtypeNvme || e.trtype != kTrtypeRdma) {
+      ConnectAllItem skip{src, e.subnqn, e.traddr, e.trsvcid, "skipped", "", "",
+                          e.trtype != kTrtypeRdma
+                              ? fmt::format("transport {} is not rdma", trtype_name(e.trtype))
+                              : fmt::format("{} entry not followed", subtype_name(e.subtype)),
+                          ""};
+      out.items.push_back(std::move(skip));
+      continue;
+    }
+    connect_one(ctx, topo, src, o, out);
+  }
+}
+
+}  // namespace
+
+Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
+  std::vector<ConfigEntry> discovery;  // discovery controllers to ask
+  std::vector<ConfigEntry> direct;     // subsystems to connect as configured
+  if (!args.opts.traddr.empty()) {
+    ConfigEntry e{"command line", args.opts};
+    if (e.opts.nqn.empty()) e.opts.nqn = std::string(kDiscoveryNqn);
+    discovery.push_back(std::move(e));
+  } else {
+    if (auto text = ctx.fs.read(args.discovery_conf)) {
+      auto entries = parse_discovery_conf(*text, args.discovery_conf);
+      if (!entries) return entries.error();
+      for (auto& e : *entries) discovery.push_back(std::move(e));
+    }
+    if (auto text = ctx.fs.read(args.config_json)) {
+      auto entries = parse_config_json(*text, args.config_json);
+      if (!entries) return entries.error();
+      for (auto& e : *entries) (e.opts.is_discovery() ? discovery : direct).push_back(std::move(e));
+    }
+    if (discovery.empty() && direct.empty())
+      return make_error(ErrorCode::kUsage, "nothing to connect",
+                        fmt::format("no --traddr given and neither {} nor {} lists a controller",
+                                    args.discovery_conf, args.config_json),
+                        "pass --traddr of a discovery controller, or add a line such as "
+                        "'--transport=rdma --traddr=10.0.0.1 --trsvcid=4420' to discovery.conf");
+    // Command-line host identity and tunables apply where the file leaves them unset.
+    auto merge = [&](ConnectOptions& o) {
+      if (o.hostnqn.empty()) o.hostnqn = args.opts.hostnqn;
+      if (o.hostid.empty()) o.hostid = args.opts.hostid;
+      if (o.host_traddr.empty()) o.host_traddr = args.opts.host_traddr;
+      for (auto f : {&ConnectOptions::queue_size, &ConnectOptions::nr_io_queues,
+                      &ConnectOptions::nr_write_queues, &ConnectOptions::nr_poll_queues,
+                      &ConnectOptions::reconnect_delay, &ConnectOptions::ctrl_loss_tmo,
+                      &ConnectOptions::fast_io_fail_tmo, &ConnectOptions::keep_alive_tmo,
+                      &ConnectOptions::tos})
+        if (!(o.*f)) o.*f = args.opts.*f;
+    };
+    for (auto& e : discovery) merge(e.opts);
+    for (auto& e : direct) merge(e.opts);
+  }
+
+  const Topology topo = scan_topology(ctx.fs);
+  ConnectAllOutcome out;
+  for (const auto& d : discovery) connect_from_discovery(ctx, topo, d, out);
+  for (const auto& e : direct) {
+    if (e.opts.transport != "rdma") {
+      out.items.push_back({e.source, e.opts.nqn, e.opts.traddr, e.opts.trsvcid, "skipped", "", "",
+                           fmt::format("transport {} is not rdma", e.opts.transport), ""});
+      continue;
+    }
+    connect_one(ctx, topo, e.source, e.opts, out);
+  }
+  ctx.out.print(out);
+  size_t failed = 0;
+  for (const auto& i : out.items) failed += i.status == "failed";
+  if (failed)
+    return make_error(ErrorCode::kConnect,
+                      fmt::format("{} of {} connections failed", failed, out.items.size()), {},
+                      "see the per-entry causes above");
+  return Ok{};
+}
+
+Action setup_connect_all(CLI::App& sub) {
+  auto args = std::make_shared<ConnectAllArgs>();
+  add_connect_options(sub, args->opts);
+  sub.add_option("-J,--config", args->config_json, "nvme-cli JSON configuration file")
+      ->capture_default_str();
+  sub.add_option("--discovery-conf", args->discovery_conf, "discovery controllers, one per line")
+      ->capture_default_str();
+  return [args](Context& ctx) { return run_connect_all(ctx, *args); };
+}
+
+}  // namespace rnvme

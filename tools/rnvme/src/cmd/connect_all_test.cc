@@ -1,0 +1,121 @@
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+
+#include "cmd/commands.h"
+#include "testing/test_env.h"
+
+namespace rnvme {
+namespace {
+
+using namespace rnvme::testing;
+
+class ConnectAllTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    add_host_identity(env.fs);
+    add_modules(env.fs);
+    // Each connect gets the next instance; discovery controllers answer with a log page.
+    env.fabrics.handler = [this](const std::string& o) -> Result<std::string> {
+      if (o.find("nqn=nqn.2024-01.io.rnvme:bad") != std::string::npos) {
+        env.kmsg.emit("nvme nvme9: Connect Invalid Data Parameter, subsysnqn \"nqn.2024-01.io.rnvme:bad\"");
+        Error e = make_error(ErrorCode::kConnect, "write failed");
+        e.sys_errno = EIO;
+        return e;
+      }
+      return fmt::format("instance={},cntlid=1\n", next++);
+    };
+    env.dlog.pages["nvme0"] = make_discovery_log({
+        {kSubnqn, "192.168.50.10", "4420"},
+        {"nqn.2024-01.io.rnvme:target2", "192.168.50.10", "4420"},
+        {"nqn.2014-08.org.nvmexpress.discovery", "192.168.50.20", "4420", 1},  // referral
+        {"nqn.2024-01.io.rnvme:tcp", "192.168.50.10", "4420", 2, 3},
+    });
+  }
+  std::vector<std::string> statuses() {
+    std::vector<std::string> s;
+    const auto j = nlohmann::json::parse(env.out.str());
+    for (const auto& i : j["results"]) s.push_back(i["status"]);
+    return s;
+  }
+  TestEnv env;
+  int next = 0;
+};
+
+TEST_F(ConnectAllTest, FromDiscoveryConf) {
+  env.json();
+  env.fs.add("/etc/nvme/discovery.conf", "# lab\n--transport=rdma --traddr=192.168.50.10 --trsvcid=4420 -Q 32\n");
+  ConnectAllArgs args;
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "connected", "skipped", "skipped"}));
+  ASSERT_EQ(env.fabrics.written.size(), 3u);  // discovery + two subsystems
+  // Tunables of the discovery line carry over to every connection it yields.
+  EXPECT_NE(env.fabrics.written[1].find("nqn=nqn.2024-01.io.rnvme:target1"), std::string::npos);
+  EXPECT_NE(env.fabrics.written[1].find("queue_size=32"), std::string::npos);
+  EXPECT_EQ(env.fs.writes[0].first, "/sys/class/nvme/nvme0/delete_controller");
+}
+
+TEST_F(ConnectAllTest, FromConfigJsonDirectAndFailuresCounted) {
+  env.json();
+  env.fs.add("/etc/nvme/config.json", R"([{"subsystems": [
+      {"nqn": "nqn.2024-01.io.rnvme:target1", "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "trsvcid": "4420"}]},
+      {"nqn": "nqn.2024-01.io.rnvme:bad", "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "trsvcid": "4420"}]},
+      {"nqn": "nqn.2024-01.io.rnvme:t", "ports": [{"transport": "tcp", "traddr": "192.168.60.10"}]}]}])");
+  ConnectAllArgs args;
+  auto st = run_connect_all(env.ctx, args);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kConnect);
+  EXPECT_EQ(st.error().message, "1 of 3 connections failed");
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "failed", "skipped"}));
+  auto j = nlohmann::json::parse(env.out.str());
+  EXPECT_EQ(j["results"][1]["failure_class"], "wrong_nqn");
+  EXPECT_EQ(j["results"][0]["device"], "nvme0");
+}
+
+TEST_F(ConnectAllTest, CustomConfigPathAndAlreadyConnected) {
+  env.json();
+  add_controller(env.fs, "nvme3", "nvme-subsys3", kSubnqn, "rdma", "192.168.50.10", "4420");
+  env.fs.add("/srv/c.json", R"([{"subsystems": [{"nqn": "nqn.2024-01.io.rnvme:target1", "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "trsvcid": "4420"}]}]}])");
+  ConnectAllArgs args;
+  args.config_json = "/srv/c.json";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  EXPECT_EQ(statuses(), std::vector<std::string>{"already_connected"});
+  EXPECT_TRUE(env.fabrics.written.empty());
+}
+
+TEST_F(ConnectAllTest, CommandLineDiscoveryController) {
+  ConnectAllArgs args;
+  args.opts.traddr = "192.168.50.10";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  EXPECT_NE(env.fabrics.written[0].find("nqn=nqn.2014-08.org.nvmexpress.discovery"), std::string::npos);
+  EXPECT_NE(env.out.str().find("connected"), std::string::npos);
+}
+
+TEST_F(ConnectAllTest, DryRunConnectsNothing) {
+  env.ctx.dry_run = true;
+  env.fs.add("/etc/nvme/config.json", R"([{"subsystems": [{"nqn": "nqn.2024-01.io.rnvme:target1", "ports": [{"transport": "rdma", "traddr": "192.168.50.10"}]}]}])");
+  ConnectAllArgs args;
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_NE(env.out.str().find("would_connect"), std::string::npos);
+}
+
+TEST_F(ConnectAllTest, NothingConfigured) {
+  ConnectAllArgs args;
+  auto st = run_connect_all(env.ctx, args);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kUsage);
+}
+
+TEST_F(ConnectAllTest, BrokenConfigIsAConfigError) {
+  env.fs.add("/etc/nvme/config.json", "{not json");
+  ConnectAllArgs args;
+  auto st = run_connect_all(env.ctx, args);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kConfig);
+}
+
+}  // namespace
+}  // namespace rnvme

@@ -1,0 +1,185 @@
+// `connect` end to end against fakes: what is written to /dev/nvme-fabrics, what is printed, and
+// how each class of kernel refusal is explained.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "cmd/commands.h"
+#include "testing/test_env.h"
+
+namespace rnvme {
+namespace {
+
+using namespace rnvme::testing;
+
+constexpr const char* kHostIp = "192.168.50.1";
+constexpr const char* kTargetIp = "192.168.50.10";
+
+class ConnectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    add_host_identity(env.fs);
+    add_modules(env.fs);
+    add_rxe(env, kHostIp);
+    env.net.routes[kTargetIp] = kHostIp;
+    opts.traddr = kTargetIp;
+    opts.nqn = kSubnqn;
+  }
+
+  // The kernel refuses the write with `err` after logging `lines`.
+  void kernel_refuses(int err, std::vector<std::string> lines) {
+    env.fabrics.handler = [this, err, lines](const std::string&) -> Result<std::string> {
+      for (const auto& l : lines) env.kmsg.emit(l);
+      Error e = make_error(ErrorCode::kConnect, "write to /dev/nvme-fabrics failed");
+      e.sys_errno = err;
+      return e;
+    };
+  }
+
+  TestEnv env;
+  ConnectOptions opts;
+};
+
+TEST_F(ConnectTest, WritesOptionStringWithHostIdentityAndPrintsDevice) {
+  env.fabrics.handler = [](const std::string&) -> Result<std::string> {
+    return std::string("instance=4,cntlid=2\n");
+  };
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 1u);
+  EXPECT_EQ(env.fabrics.written[0],
+            std::string("transport=rdma,traddr=192.168.50.10,trsvcid=4420,nqn=") + kSubnqn +
+                ",hostnqn=" + kHostnqn + ",hostid=" + kHostUuid);
+  EXPECT_EQ(env.out.str(), "connected nvme4 (cntlid 2)\n");
+}
+
+TEST_F(ConnectTest, DryRunPrintsTheExactStringAndWritesNothing) {
+  env.ctx.dry_run = true;
+  opts.queue_size = 64;
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(env.out.str(), std::string("transport=rdma,traddr=192.168.50.10,trsvcid=4420,nqn=") +
+                               kSubnqn + ",hostnqn=" + kHostnqn + ",hostid=" + kHostUuid +
+                               ",queue_size=64\n");
+}
+
+TEST_F(ConnectTest, JsonOutput) {
+  env.json();
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  auto j = nlohmann::json::parse(env.out.str());
+  EXPECT_EQ(j["device"], "nvme0");
+  EXPECT_EQ(j["cntlid"], 1);
+  EXPECT_EQ(j["dry_run"], false);
+}
+
+TEST_F(ConnectTest, MissingIdentityFilesLeaveItToTheKernel) {
+  env.fs.remove("/etc/nvme/hostnqn");
+  env.fs.remove("/etc/nvme/hostid");
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_EQ(env.fabrics.written[0].find("hostnqn="), std::string::npos);
+}
+
+TEST_F(ConnectTest, HostidMismatchIsRefusedBeforeWriting) {
+  env.fs.add("/etc/nvme/hostid", "11111111-2222-4333-8444-555555555555\n");
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(st.error().code, ErrorCode::kConfig);
+  EXPECT_EQ(st.error().reason, "host_identity");
+  EXPECT_NE(st.error().message.find("/etc/nvme/hostid"), std::string::npos);
+  EXPECT_NE(st.error().fix.find(std::string("write ") + kHostUuid + " to /etc/nvme/hostid"),
+            std::string::npos);
+}
+
+TEST_F(ConnectTest, HostidOptionDisagreeingWithHostnqnFileNamesTheOption) {
+  opts.hostid = "11111111-2222-4333-8444-555555555555";
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("--hostid"), std::string::npos) << st.error().message;
+}
+
+TEST_F(ConnectTest, BadOptionValueIsRefusedBeforeWriting) {
+  opts.queue_size = 4096;
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(st.error().code, ErrorCode::kUsage);
+  EXPECT_EQ(st.error().reason, "bad_option");
+  EXPECT_NE(st.error().cause.find("16..1024"), std::string::npos);
+}
+
+TEST_F(ConnectTest, WrongNqnExplained) {
+  opts.nqn = "nqn.2024-01.io.rnvme:nope";
+  kernel_refuses(EIO, {"nvme nvme0: Connect Invalid Data Parameter, subsysnqn \"nqn.2024-01.io.rnvme:nope\"",
+                       "nvme nvme0: failed to connect queue: 0 ret=386"});
+  env.kmsg.emit("nvme nvme9: an older message that must not be blamed");
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  const Error& e = st.error();
+  EXPECT_EQ(e.code, ErrorCode::kConnect);
+  EXPECT_EQ(e.reason, "wrong_nqn");
+  EXPECT_EQ(e.sys_errno, EIO);
+  EXPECT_NE(e.cause.find("no subsystem 'nqn.2024-01.io.rnvme:nope'"), std::string::npos) << e.cause;
+  for (const auto& l : e.evidence) EXPECT_EQ(l.find("older message"), std::string::npos);
+}
+
+TEST_F(ConnectTest, WrongPortExplained) {
+  opts.trsvcid = "4999";
+  kernel_refuses(ECONNRESET, {"nvme nvme0: Connect rejected: status 8 (invalid service ID).",
+                              "nvme nvme0: rdma connection establishment failed (-104)"});
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().reason, "wrong_port");
+  EXPECT_NE(st.error().message.find("192.168.50.10:4999"), std::string::npos);
+}
+
+TEST_F(ConnectTest, NoRdmaDeviceForSourceAddressExplained) {
+  opts.host_traddr = "10.0.2.15";  // a local address on a netdev without an RDMA device
+  env.net.local.insert("10.0.2.15");
+  kernel_refuses(ENODEV, {"nvme nvme0: rdma_resolve_addr failed (-19)."});
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().reason, "no_rdma_device");
+  EXPECT_EQ(st.error().code, ErrorCode::kEnvironment);
+  EXPECT_NE(st.error().cause.find("10.0.2.15"), std::string::npos);
+}
+
+TEST_F(ConnectTest, NoRdmaDeviceWithoutKernelLines) {
+  env.net.routes[kTargetIp] = "10.0.2.15";  // the route leaves through a non-RDMA netdev
+  kernel_refuses(ECONNRESET, {});
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().reason, "no_rdma_device");
+}
+
+TEST_F(ConnectTest, BadOptionRejectedByKernelExplained) {
+  kernel_refuses(EINVAL, {"nvme_fabrics: invalid parameter 'tos=%d'"});
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().reason, "bad_option");
+  EXPECT_EQ(st.error().code, ErrorCode::kConnect);
+}
+
+TEST_F(ConnectTest, UnreachableTargetExplained) {
+  env.net.routes.clear();
+  kernel_refuses(ECONNRESET, {});
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().reason, "unreachable");
+}
+
+TEST_F(ConnectTest, MissingTransportModuleExplained) {
+  env.fs.remove("/sys/module/rnvme");
+  kernel_refuses(EINVAL, {"nvme_fabrics: no handler found for transport rdma."});
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().reason, "module_missing");
+  EXPECT_NE(st.error().fix.find("modprobe"), std::string::npos);
+}
+
+TEST_F(ConnectTest, UnparsableReplyIsAnError) {
+  env.fabrics.handler = [](const std::string&) -> Result<std::string> { return std::string("?"); };
+  EXPECT_FALSE(run_connect(env.ctx, opts).ok());
+}
+
+}  // namespace
+}  // namespace rnvme

@@ -1,0 +1,146 @@
+#include "cmd/context.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "core/hostid.h"
+#include "sys/sysfs.h"
+
+namespace rnvme {
+
+Result<std::vector<RdmaDevice>> rdma_inventory(Context& ctx) {
+  auto devs = ctx.netlink.devices();
+  std::vector<RdmaDevice> list;
+  if (devs) {
+    list = std::move(*devs);
+  } else {
+    if (ctx.verbose) ctx.out.note(fmt::format("netlink: {}; reading sysfs", devs.error().message));
+    if (!ctx.fs.exists(kInfinibandClass)) return devs.error();
+    list = rdma_devices_from_sysfs(ctx.fs);
+  }
+  add_rdma_sysfs_details(ctx.fs, list);
+  return list;
+}
+
+HostCheck resolve_host_identity(Context& ctx, ConnectOptions& opts) {
+  HostIdentityInput in;
+  auto from_file = [&](std::string& value, std::optional<std::string>& slot, std::string& source,
+                       std::string_view path, std::string_view option) {
+    if (!value.empty()) {
+      slot = value;
+      source = fmt::format("--{}", option);
+      return;
+    }
+    if (auto r = ctx.fs.read(std::string(path))) slot = *r;
+  };
+  from_file(opts.hostnqn, in.hostnqn, in.hostnqn_source, kHostnqnPath, "hostnqn");
+  from_file(opts.hostid, in.hostid, in.hostid_source, kHostidPath, "hostid");
+  HostCheck hc = check_host_identity(in);
+  if (opts.hostnqn.empty()) opts.hostnqn = hc.hostnqn;
+  if (opts.hostid.empty()) opts.hostid = hc.hostid;
+  return hc;
+}
+
+EnvironmentFacts gather_environment(Context& ctx, const ConnectOptions& opts) {
+  EnvironmentFacts env;
+  env.fabrics_loaded = module_loaded(ctx.fs, "nvme_fabrics") || ctx.fs.exists(kFabricsDevice);
+  env.transport_loaded = module_loaded(ctx.fs, "rnvme") || module_loaded(ctx.fs, "nvme_rdma");
+  if (auto devs = rdma_inventory(ctx)) {
+    env.devices_known = true;
+    env.devices = std::move(*devs);
+  }
+  if (!opts.host_traddr.empty()) {
+    env.source_addr = opts.host_traddr;
+    env.source_is_local = ctx.net.is_local(opts.host_traddr);
+  } else if (auto src = ctx.net.source_for(opts.traddr)) {
+    env.source_addr = *src;
+  } else {
+    env.route_errno = src.error().sys_errno;
+  }
+  ConnectOptions copy = opts;
+  env.host = resolve_host_identity(ctx, copy);
+  return env;
+}
+
+Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
+  // Values given by the user are checked before anything is read from /etc/nvme.
+  if (auto st = validate(opts); !st) {
+    Error e = st.error();
+    e.reason = std::string(failure_class_name(FailureClass::kBadOption));
+    return e;
+  }
+  HostCheck hc = resolve_host_identity(ctx, opts);
+  for (const auto& p : hc.problems) {
+    // A missing file is the kernel's business (it has a default host); a wrong one is ours.
+    if (p.kind == HostProblem::kMissing) {
+      if (ctx.verbose) ctx.out.note(fmt::format("note: {}: {}", p.source, p.problem));
+      continue;
+    }
+    Error e = make_error(ErrorCode::kConfig,
+                         fmt::format("host identity is inconsistent: {}: {}", p.source, p.problem),
+                         p.kind == HostProblem::kMismatch
+                             ? "targets see the hostid and hostnqn as two different hosts; Linux "
+                               "6.12 refuses the pair"
+                             : "the host identity file is unusable",
+                         p.fix);
+    e.reason = std::string(failure_class_name(FailureClass::kHostIdentity));
+    return e;
+  }
+  auto options = build_option_string(opts);
+  if (!options) {
+    Error e = options.take_error();
+    e.reason = std::string(failure_class_name(FailureClass::kBadOption));
+    return e;
+  }
+  ConnectOutcome out;
+  out.options = *options;
+  if (ctx.verbose) ctx.out.note(fmt::format("option string: {}", out.options));
+  if (ctx.dry_run) {
+    out.dry_run = true;
+    return out;
+  }
+
+  ctx.kmsg.mark();
+  auto reply = ctx.fabrics.create(out.options);
+  if (!reply) {
+    ConnectFacts facts;
+    facts.opts = opts;
+    facts.err = reply.error().sys_errno;
+    facts.kernel = ctx.kmsg.since_mark();
+    facts.env = gather_environment(ctx, opts);
+    Diagnosis d = explain_connect_failure(facts);
+    Error e = make_error(ErrorCode::kConnect,
+                         fmt::format("connect to {}:{} ({}) failed: {}", opts.traddr,
+                                     opts.trsvcid.empty() ? kDefaultRdmaPort : opts.trsvcid,
+                                     opts.nqn,
+                                     facts.err ? std::strerror(facts.err) : reply.error().message),
+                         d.cause, d.fix);
+    e.evidence = std::move(d.evidence);
+    e.sys_errno = facts.err;
+    e.reason = std::string(failure_class_name(d.cls));
+    if (d.cls == FailureClass::kModuleMissing || d.cls == FailureClass::kNoRdmaDevice ||
+        d.cls == FailureClass::kPermission || d.cls == FailureClass::kPortDown)
+      e.code = ErrorCode::kEnvironment;
+    return e;
+  }
+  auto parsed = parse_connect_reply(*reply);
+  if (!parsed) return parsed.error();
+  out.instance = parsed->instance;
+  out.cntlid = parsed->cntlid;
+  out.device = fmt::format("nvme{}", parsed->instance);
+  return out;
+}
+
+Status delete_controller(Context& ctx, const std::string& name) {
+  if (ctx.dry_run) return Ok{};
+  auto st = ctx.fs.write(fmt::format("/sys/class/nvme/{}/delete_controller", name), "1");
+  if (!st) {
+    Error e = st.error();
+    e.message = fmt::format("cannot delete controller {}: {}", name, e.message);
+    return e;
+  }
+  return Ok{};
+}
+
+}  // namespace rnvme

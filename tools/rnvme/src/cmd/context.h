@@ -1,0 +1,52 @@
+// What every subcommand runs against: the OS adapters (real in main, fakes in tests), the
+// printer and the global flags. Shared steps (connect one controller, explain a failure, read
+// the RDMA inventory) live here so each command file stays a thin sequence of them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/explain.h"
+#include "core/options.h"
+#include "core/printer.h"
+#include "core/result.h"
+#include "sys/fabrics.h"
+#include "sys/fs.h"
+#include "sys/kmsg.h"
+#include "sys/netlink.h"
+#include "sys/nvme_admin.h"
+#include "sys/route.h"
+
+namespace rnvme {
+
+struct Context {
+  FileSystem& fs;
+  FabricsDevice& fabrics;
+  KernelLog& kmsg;
+  DiscoveryLogSource& dlog;
+  RdmaNetlink& netlink;
+  NetProbe& net;
+  Printer& out;
+  std::function<std::array<uint8_t, 16>()> random;
+  bool dry_run = false;
+  int verbose = 0;
+};
+
+// Netlink inventory (sysfs when netlink is unavailable) plus the sysfs-only details.
+Result<std::vector<RdmaDevice>> rdma_inventory(Context& ctx);
+
+// Fills hostnqn/hostid from /etc/nvme when not given and checks that the pair agrees.
+HostCheck resolve_host_identity(Context& ctx, ConnectOptions& opts);
+
+EnvironmentFacts gather_environment(Context& ctx, const ConnectOptions& opts);
+
+// The one path to /dev/nvme-fabrics: identity check, validation, write, and on failure the
+// explanation. With ctx.dry_run nothing is written.
+Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts);
+
+Status delete_controller(Context& ctx, const std::string& name);
+
+}  // namespace rnvme

@@ -1,0 +1,40 @@
+#include <fmt/format.h>
+
+#include "cmd/commands.h"
+#include "core/discovery.h"
+
+namespace rnvme {
+
+Status run_discover(Context& ctx, DiscoverArgs args) {
+  if (args.opts.nqn.empty()) args.opts.nqn = std::string(kDiscoveryNqn);
+  std::string device = args.device;
+  if (device.empty()) {
+    auto c = connect_controller(ctx, args.opts);
+    if (!c) return c.error();
+    if (c->dry_run) {
+      ctx.out.print(*c);
+      return Ok{};
+    }
+    device = c->device;
+  }
+  auto bytes = ctx.dlog.read(device);
+  // The discovery controller was only needed for the log page.
+  if (args.device.empty() && !args.persistent) {
+    if (auto st = delete_controller(ctx, device); !st && ctx.verbose) ctx.out.note(st.error().message);
+  }
+  if (!bytes) return bytes.error();
+  auto log = decode_discovery_log(*bytes);
+  if (!log) return log.error();
+  ctx.out.print(*log);
+  return Ok{};
+}
+
+Action setup_discover(CLI::App& sub) {
+  auto args = std::make_shared<DiscoverArgs>();
+  add_connect_options(sub, args->opts);
+  sub.add_option("--device", args->device, "use an existing discovery controller (nvmeN)");
+  sub.add_flag("-p,--persistent", args->persistent, "keep the discovery controller connected");
+  return [args](Context& ctx) { return run_discover(ctx, *args); };
+}
+
+}  // namespace rnvme

@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include "cmd/commands.h"
+#include "testing/test_env.h"
+
+namespace rnvme {
+namespace {
+
+using namespace rnvme::testing;
+
+class DiscoverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    add_host_identity(env.fs);
+    env.fabrics.handler = [](const std::string&) -> Result<std::string> {
+      return std::string("instance=6,cntlid=1\n");
+    };
+    env.dlog.pages["nvme6"] = make_discovery_log({{kSubnqn, "192.168.50.10", "4420"}});
+    args.opts.traddr = "192.168.50.10";
+  }
+  TestEnv env;
+  DiscoverArgs args;
+};
+
+TEST_F(DiscoverTest, ConnectsReadsAndDeletesTheDiscoveryController) {
+  env.json();
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 1u);
+  EXPECT_NE(env.fabrics.written[0].find(",nqn=nqn.2014-08.org.nvmexpress.discovery"), std::string::npos);
+  EXPECT_EQ(env.dlog.reads, std::vector<std::string>{"nvme6"});
+  ASSERT_EQ(env.fs.writes.size(), 1u);
+  EXPECT_EQ(env.fs.writes[0].first, "/sys/class/nvme/nvme6/delete_controller");
+  auto j = nlohmann::json::parse(env.out.str());
+  ASSERT_EQ(j["entries"].size(), 1u);
+  EXPECT_EQ(j["entries"][0]["subnqn"], kSubnqn);
+  EXPECT_EQ(j["entries"][0]["trsvcid"], "4420");
+  EXPECT_EQ(j["entries"][0]["rdma"]["cms"], "rdma-cm");
+}
+
+TEST_F(DiscoverTest, PersistentKeepsTheController) {
+  args.persistent = true;
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  EXPECT_TRUE(env.fs.writes.empty());
+}
+
+TEST_F(DiscoverTest, ExistingDeviceIsUsedAndKept) {
+  args.device = "nvme6";
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_TRUE(env.fs.writes.empty());
+  EXPECT_NE(env.out.str().find(kSubnqn), std::string::npos);
+}
+
+TEST_F(DiscoverTest, DryRunPrintsOptionString) {
+  env.ctx.dry_run = true;
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  EXPECT_TRUE(env.dlog.reads.empty());
+  EXPECT_EQ(env.out.str().rfind("transport=rdma,traddr=192.168.50.10,trsvcid=4420,nqn=nqn.2014-08.org.nvmexpress.discovery", 0), 0u);
+}
+
+TEST_F(DiscoverTest, LogReadFailureStillDeletesController) {
+  env.dlog.pages.clear();
+  EXPECT_FALSE(run_discover(env.ctx, args).ok());
+  ASSERT_EQ(env.fs.writes.size(), 1u);
+}
+
+}  // namespace
+}  // namespace rnvme

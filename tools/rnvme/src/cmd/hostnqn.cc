@@ -1,0 +1,65 @@
+#include <fmt/format.h>
+
+#include "cmd/commands.h"
+#include "core/hostid.h"
+
+namespace rnvme {
+namespace {
+
+HostCheck read_files(Context& ctx) {
+  HostIdentityInput in;
+  if (auto r = ctx.fs.read(std::string(kHostnqnPath))) in.hostnqn = *r;
+  if (auto r = ctx.fs.read(std::string(kHostidPath))) in.hostid = *r;
+  return check_host_identity(in);
+}
+
+}  // namespace
+
+Status run_hostnqn(Context& ctx, const HostnqnArgs& args) {
+  if (args.action == "show") {
+    ctx.out.print(read_files(ctx));
+    return Ok{};
+  }
+  if (args.action == "check") {
+    HostCheck hc = read_files(ctx);
+    ctx.out.print(hc);
+    for (const auto& p : hc.problems)
+      if (p.fatal)
+        return make_error(ErrorCode::kConfig, fmt::format("{}: {}", p.source, p.problem), {}, p.fix);
+    return Ok{};
+  }
+  if (args.action == "generate") {
+    HostCheck existing = read_files(ctx);
+    if (!args.force && (ctx.fs.exists(std::string(kHostnqnPath)) || ctx.fs.exists(std::string(kHostidPath))))
+      return make_error(ErrorCode::kConfig, "host identity files already exist",
+                        "replacing them changes how every target sees this host",
+                        "pass --force to replace them, or 'rnvme hostnqn check' to validate them");
+    // Keep a hostnqn that already carries a UUID; otherwise make a fresh one.
+    std::string uuid;
+    if (auto u = uuid_from_hostnqn(existing.hostnqn)) uuid = *u;
+    else uuid = format_uuid_v4(ctx.random());
+    HostCheck hc;
+    hc.hostnqn = hostnqn_for_uuid(uuid);
+    hc.hostid = uuid;
+    hc.hostnqn_source = std::string(kHostnqnPath);
+    hc.hostid_source = std::string(kHostidPath);
+    if (!ctx.dry_run) {
+      if (auto st = ctx.fs.write(std::string(kHostnqnPath), hc.hostnqn + "\n"); !st) return st;
+      if (auto st = ctx.fs.write(std::string(kHostidPath), hc.hostid + "\n"); !st) return st;
+    }
+    ctx.out.print(hc);
+    return Ok{};
+  }
+  return make_error(ErrorCode::kUsage, fmt::format("unknown hostnqn action '{}'", args.action), {},
+                    "use show, generate or check");
+}
+
+Action setup_hostnqn(CLI::App& sub) {
+  auto args = std::make_shared<HostnqnArgs>();
+  sub.add_option("action", args->action, "show (default), generate or check")
+      ->check(CLI::IsMember({"show", "generate", "check"}));
+  sub.add_flag("--force", args->force, "generate: replace existing files");
+  return [args](Context& ctx) { return run_hostnqn(ctx, *args); };
+}
+
+}  // namespace rnvme

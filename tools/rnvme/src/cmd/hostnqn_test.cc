@@ -1,0 +1,70 @@
+#include <gtest/gtest.h>
+
+#include "cmd/commands.h"
+#include "testing/test_env.h"
+
+namespace rnvme {
+namespace {
+
+using namespace rnvme::testing;
+
+TEST(Hostnqn, GenerateWritesAConsistentPair) {
+  TestEnv env;
+  ASSERT_TRUE(run_hostnqn(env.ctx, {"generate", false}).ok());
+  auto nqn = trim(*env.fs.read("/etc/nvme/hostnqn"));
+  auto id = trim(*env.fs.read("/etc/nvme/hostid"));
+  EXPECT_TRUE(is_valid_uuid(id));
+  EXPECT_EQ(uuid_from_hostnqn(nqn), id);
+  EXPECT_TRUE(check_host_identity({nqn, id}).ok());
+}
+
+TEST(Hostnqn, GenerateRefusesToOverwrite) {
+  TestEnv env;
+  add_host_identity(env.fs);
+  auto st = run_hostnqn(env.ctx, {"generate", false});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kConfig);
+  EXPECT_TRUE(env.fs.writes.empty());
+}
+
+TEST(Hostnqn, ForceKeepsTheHostnqnUuidAndRepairsHostid) {
+  TestEnv env;
+  add_host_identity(env.fs);
+  env.fs.add("/etc/nvme/hostid", "11111111-2222-4333-8444-555555555555\n");
+  ASSERT_TRUE(run_hostnqn(env.ctx, {"generate", true}).ok());
+  EXPECT_EQ(*env.fs.read("/etc/nvme/hostnqn"), std::string(kHostnqn) + "\n");
+  EXPECT_EQ(*env.fs.read("/etc/nvme/hostid"), std::string(kHostUuid) + "\n");
+}
+
+TEST(Hostnqn, CheckFailsOnMismatchAndNamesTheFile) {
+  TestEnv env;
+  add_host_identity(env.fs);
+  EXPECT_TRUE(run_hostnqn(env.ctx, {"check", false}).ok());
+  env.fs.add("/etc/nvme/hostid", "11111111-2222-4333-8444-555555555555\n");
+  auto st = run_hostnqn(env.ctx, {"check", false});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kConfig);
+  EXPECT_EQ(st.error().message.rfind("/etc/nvme/hostid:", 0), 0u);
+}
+
+TEST(Hostnqn, ShowJson) {
+  TestEnv env;
+  env.json();
+  add_host_identity(env.fs);
+  ASSERT_TRUE(run_hostnqn(env.ctx, {"show", false}).ok());
+  auto j = nlohmann::json::parse(env.out.str());
+  EXPECT_EQ(j["hostnqn"], kHostnqn);
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_TRUE(j["problems"].empty());
+}
+
+TEST(Hostnqn, DryRunGenerateWritesNothing) {
+  TestEnv env;
+  env.ctx.dry_run = true;
+  ASSERT_TRUE(run_hostnqn(env.ctx, {"generate", false}).ok());
+  EXPECT_TRUE(env.fs.writes.empty());
+  EXPECT_NE(env.out.str().find("nqn.2014-08.org.nvmexpress:uuid:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rnvme

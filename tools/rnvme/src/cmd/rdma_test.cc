@@ -1,0 +1,76 @@
+#include <gtest/gtest.h>
+
+#include "cmd/commands.h"
+#include "testing/test_env.h"
+
+namespace rnvme {
+namespace {
+
+using namespace rnvme::testing;
+
+TEST(RdmaCmd, ShowMergesNetlinkAndSysfsGids) {
+  TestEnv env;
+  env.json();
+  add_rxe(env, "192.168.50.1");
+  ASSERT_TRUE(run_rdma(env.ctx, {}).ok());
+  auto j = nlohmann::json::parse(env.out.str());
+  const auto& port = j["devices"][0]["ports"][0];
+  EXPECT_EQ(j["devices"][0]["name"], "rxe0");
+  EXPECT_EQ(port["state"], "ACTIVE");
+  EXPECT_EQ(port["netdev"], "eth0");
+  EXPECT_EQ(port["active_mtu"], 1024);
+  ASSERT_EQ(port["gids"].size(), 2u);
+  EXPECT_EQ(port["gids"][1]["type"], "RoCE v2");
+  EXPECT_EQ(port["gids"][1]["gid"], "0000:0000:0000:0000:0000:ffff:c0a8:3201");
+}
+
+TEST(RdmaCmd, FallsBackToSysfsWithoutNetlink) {
+  TestEnv env;
+  add_rxe(env, "192.168.50.1");
+  env.netlink.unavailable = true;
+  ASSERT_TRUE(run_rdma(env.ctx, {{"show"}}).ok());
+  EXPECT_NE(env.out.str().find("rxe0/1: state ACTIVE"), std::string::npos) << env.out.str();
+  EXPECT_NE(env.out.str().find("RoCE v2"), std::string::npos);
+}
+
+TEST(RdmaCmd, NoNetlinkAndNoSysfsIsAnError) {
+  TestEnv env;
+  env.netlink.unavailable = true;
+  EXPECT_EQ(run_rdma(env.ctx, {}).error().code, ErrorCode::kEnvironment);
+}
+
+TEST(RdmaCmd, LinkAddAndDelete) {
+  TestEnv env;
+  ASSERT_TRUE(run_rdma(env.ctx, {{"link", "add", "rxe1", "type", "rxe", "netdev", "eth1"}}).ok());
+  ASSERT_TRUE(run_rdma(env.ctx, {{"link", "del", "rxe1"}}).ok());
+  EXPECT_EQ(env.netlink.calls, (std::vector<std::string>{"add rxe1 rxe eth1", "del rxe1"}));
+  EXPECT_EQ(run_rdma(env.ctx, {{"link", "delete", "rxe1"}}).error().code, ErrorCode::kNotFound);
+}
+
+TEST(RdmaCmd, LinkGrammarErrors) {
+  TestEnv env;
+  for (std::vector<std::string> w : std::vector<std::vector<std::string>>{
+           {"link"},
+           {"link", "add", "rxe1"},
+           {"link", "add", "rxe1", "type", "rxe"},
+           {"link", "add", "rxe1", "type", "rxe", "netdev"},
+           {"link", "add", "rxe1", "kind", "rxe", "netdev", "eth1"},
+           {"link", "del", "rxe1", "now"},
+           {"bogus"}}) {
+    auto st = run_rdma(env.ctx, {w});
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().code, ErrorCode::kUsage);
+  }
+  EXPECT_TRUE(env.netlink.calls.empty());
+}
+
+TEST(RdmaCmd, DryRunChangesNothing) {
+  TestEnv env;
+  env.ctx.dry_run = true;
+  ASSERT_TRUE(run_rdma(env.ctx, {{"link", "add", "rxe1", "type", "rxe", "netdev", "eth1"}}).ok());
+  EXPECT_TRUE(env.netlink.calls.empty());
+  EXPECT_NE(env.err.str().find("would add RDMA link rxe1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rnvme

@@ -1,0 +1,42 @@
+#include <fmt/format.h>
+
+#include "cmd/commands.h"
+
+namespace rnvme {
+
+const std::vector<Command>& command_table() {
+  static const std::vector<Command> table = {
+      {"discover", "read the discovery log page of a discovery controller", setup_discover},
+      {"connect", "connect to an NVMe subsystem over RDMA", setup_connect},
+      {"connect-all", "connect to everything a discovery controller or config file lists",
+       setup_connect_all},
+      {"disconnect", "disconnect controllers by subsystem NQN or device", setup_disconnect},
+      {"disconnect-all", "disconnect every fabrics controller", setup_disconnect_all},
+      {"list", "show subsystems, controllers and namespaces", setup_list},
+      {"rdma", "show RDMA devices, ports and GIDs; add or delete Soft-RoCE links", setup_rdma},
+      {"hostnqn", "show, generate or check /etc/nvme/hostnqn and /etc/nvme/hostid", setup_hostnqn},
+  };
+  return table;
+}
+
+void add_connect_options(CLI::App& app, ConnectOptions& opts) {
+  for (const auto& spec : option_table()) {
+    std::string names = spec.short_name ? fmt::format("-{},--{}", spec.short_name, spec.long_name)
+                                        : fmt::format("--{}", spec.long_name);
+    const OptionSpec* s = &spec;
+    if (spec.kind == OptionKind::kFlag) {
+      app.add_flag_callback(names, [&opts, s] { *s->flag(opts) = true; }, std::string(spec.help));
+      continue;
+    }
+    app.add_option_function<std::string>(
+           names,
+           [&opts, s](const std::string& v) {
+             if (auto st = set_option(opts, *s, v); !st)
+               throw CLI::ValidationError(fmt::format("--{}", s->long_name), st.error().message);
+           },
+           std::string(spec.help))
+        ->type_name(spec.kind == OptionKind::kInt ? "NUM" : "TEXT");
+  }
+}
+
+}  // namespace rnvme

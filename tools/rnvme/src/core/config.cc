@@ -1,0 +1,165 @@
+#include "core/config.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace rnvme {
+namespace {
+
+std::vector<std::string> split_words(std::string_view line) {
+  std::vector<std::string> words;
+  std::string cur;
+  char quote = 0;
+  bool in_word = false;
+  for (char c : line) {
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else
+        cur += c;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      in_word = true;
+    } else if (c == ' ' || c == '\t') {
+      if (in_word) words.push_back(std::move(cur));
+      cur.clear();
+      in_word = false;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(std::move(cur));
+  return words;
+}
+
+}  // namespace
+
+Status parse_argument_line(std::string_view line, ConnectOptions& opts) {
+  auto words = split_words(line);
+  for (size_t i = 0; i < words.size(); i++) {
+    const std::string& w = words[i];
+    std::string name, value;
+    bool has_value = false;
+    if (w.rfind("--", 0) == 0) {
+      auto eq = w.find('=');
+      name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      if (eq != std::string::npos) {
+        value = w.substr(eq + 1);
+        has_value = true;
+      }
+    } else if (w.size() >= 2 && w[0] == '-') {
+      name = w.substr(1, 1);
+      if (w.size() > 2) {
+        value = w.substr(w[2] == '=' ? 3 : 2);
+        has_value = true;
+      }
+    } else {
+      return make_error(ErrorCode::kConfig, fmt::format("unexpected word '{}'", w),
+                        "options are written like nvme-cli's: --traddr=10.0.0.1 or -a 10.0.0.1");
+    }
+    const OptionSpec* spec = find_option(name);
+    if (!spec)
+      return make_error(ErrorCode::kConfig, fmt::format("unknown option '{}'", w),
+                        "see rnvme(8) for the accepted options");
+    if (spec->kind != OptionKind::kFlag && !has_value) {
+      if (i + 1 >= words.size())
+        return make_error(ErrorCode::kConfig, fmt::format("option '{}' needs a value", w));
+      value = words[++i];
+    }
+    if (auto st = set_option(opts, *spec, value); !st) {
+      Error e = st.error();
+      e.code = ErrorCode::kConfig;
+      return e;
+    }
+  }
+  return Ok{};
+}
+
+Result<std::vector<ConfigEntry>> parse_discovery_conf(std::string_view text, std::string_view name) {
+  std::vector<ConfigEntry> out;
+  int lineno = 0;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    auto line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    lineno++;
+    auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || line[first] == '#') continue;
+    while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    ConfigEntry e;
+    e.source = fmt::format("{}:{}", name, lineno);
+    e.opts.nqn = std::string(kDiscoveryNqn);
+    if (auto st = parse_argument_line(line, e.opts); !st) {
+      Error err = st.error();
+      err.message = fmt::format("{}: {}", e.source, err.message);
+      return err;
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::string_view name) {
+  using nlohmann::json;
+  auto fail = [&](std::string what) {
+    return make_error(ErrorCode::kConfig, fmt::format("{}: {}", name, what),
+                      "the file must follow nvme-cli's config.json layout: a list of hosts, "
+                      "each with 'subsystems', each with 'nqn' and 'ports'");
+  };
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) return fail("not valid JSON");
+  if (root.is_object() && root.contains("hosts")) root = root["hosts"];
+  if (!root.is_array()) return fail("top level is not a list of hosts");
+
+  std::vector<ConfigEntry> out;
+  for (size_t h = 0; h < root.size(); h++) {
+    const json& host = root[h];
+    if (!host.is_object()) return fail(fmt::format("host {} is not an object", h));
+    std::string hostnqn = host.value("hostnqn", "");
+    std::string hostid = host.value("hostid", "");
+    if (!host.contains("subsystems")) continue;
+    const json& subs = host["subsystems"];
+    if (!subs.is_array()) return fail(fmt::format("host {}: 'subsystems' is not a list", h));
+    for (size_t s = 0; s < subs.size(); s++) {
+      const json& sub = subs[s];
+      if (!sub.is_object() || !sub.contains("nqn") || !sub["nqn"].is_string())
+        return fail(fmt::format("host {} subsystem {}: missing 'nqn'", h, s));
+      const json& ports = sub.contains("ports") ? sub["ports"] : json::array();
+      if (!ports.is_array()) return fail(fmt::format("host {} subsystem {}: 'ports' is not a list", h, s));
+      for (size_t p = 0; p < ports.size(); p++) {
+        const json& port = ports[p];
+        if (!port.is_object()) return fail(fmt::format("host {} subsystem {} port {}: not an object", h, s, p));
+        ConfigEntry e;
+        e.source = fmt::format("{} host {} subsystem {} port {}", name, h, s, p);
+        e.opts.nqn = sub["nqn"].get<std::string>();
+        e.opts.hostnqn = hostnqn;
+        e.opts.hostid = hostid;
+        for (const auto& [key, val] : port.items()) {
+          const OptionSpec* spec = find_option(key);
+          if (!spec) continue;  // nvme-cli keys rnvme has no use for (host_iface, dhchap_key, ...)
+          std::string v;
+          if (val.is_string())
+            v = val.get<std::string>();
+          else if (val.is_boolean())
+            v = val.get<bool>() ? "true" : "false";
+          else if (val.is_number_integer())
+            v = std::to_string(val.get<long long>());
+          else
+            return fail(fmt::format("{}: '{}' has an unsupported type", e.source, key));
+          if (auto st = set_option(e.opts, *spec, v); !st) {
+            Error err = st.error();
+            err.code = ErrorCode::kConfig;
+            err.message = fmt::format("{}: {}", e.source, err.message);
+            return err;
+          }
+        }
+        out.push_back(std::move(e));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace rnvme

@@ -1,0 +1,32 @@
+// /etc/nvme/discovery.conf (one nvme-cli argument line per discovery controller) and nvme-cli's
+// /etc/nvme/config.json (hosts -> subsystems -> ports).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/options.h"
+#include "core/result.h"
+
+namespace rnvme {
+
+inline constexpr std::string_view kDiscoveryConfPath = "/etc/nvme/discovery.conf";
+inline constexpr std::string_view kConfigJsonPath = "/etc/nvme/config.json";
+
+struct ConfigEntry {
+  std::string source;      // "discovery.conf:3", "config.json host 0 subsystem 1 port 0"
+  ConnectOptions opts;
+};
+
+// Parses an argument line such as "-t rdma -a 10.0.0.1 -s 4420 --hostnqn=nqn..." into `opts`.
+Status parse_argument_line(std::string_view line, ConnectOptions& opts);
+
+// Lines: blank and '#' lines skipped. A bad line is an error naming its number.
+Result<std::vector<ConfigEntry>> parse_discovery_conf(std::string_view text, std::string_view name);
+
+// The top level is nvme-cli's array of hosts (an object with "hosts" is accepted too). Ports of a
+// transport other than rdma are returned as well; callers decide what to skip.
+Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::string_view name);
+
+}  // namespace rnvme

@@ -1,0 +1,94 @@
+#include "core/config.h"
+
+#include <gtest/gtest.h>
+
+namespace rnvme {
+namespace {
+
+TEST(DiscoveryConf, ParsesLongShortAndQuotedForms) {
+  const char* text =
+      "# lab targets\n"
+      "\n"
+      "--transport=rdma --traddr=192.168.50.10 --trsvcid=4420 --host-traddr=192.168.50.1\n"
+      "  -t rdma -a fd00::10 -s 4421 -q \"nqn.2024-01.io.rnvme:host 2\" -Q 64 -D\r\n";
+  auto r = parse_discovery_conf(text, "discovery.conf");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 2u);
+  const auto& a = (*r)[0];
+  EXPECT_EQ(a.source, "discovery.conf:3");
+  EXPECT_EQ(a.opts.traddr, "192.168.50.10");
+  EXPECT_EQ(a.opts.host_traddr, "192.168.50.1");
+  EXPECT_TRUE(a.opts.is_discovery());
+  const auto& b = (*r)[1];
+  EXPECT_EQ(b.source, "discovery.conf:4");
+  EXPECT_EQ(b.opts.traddr, "fd00::10");
+  EXPECT_EQ(b.opts.trsvcid, "4421");
+  EXPECT_EQ(b.opts.hostnqn, "nqn.2024-01.io.rnvme:host 2");  // quoted; validation rejects it later
+  EXPECT_EQ(b.opts.queue_size, 64);
+  EXPECT_TRUE(b.opts.duplicate_connect);
+}
+
+TEST(DiscoveryConf, BadLineNamesItsNumber) {
+  auto r = parse_discovery_conf("-t rdma -a 10.0.0.1\n--queue-size=big\n", "discovery.conf");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kConfig);
+  EXPECT_NE(r.error().message.find("discovery.conf:2"), std::string::npos) << r.error().message;
+}
+
+TEST(DiscoveryConf, UnknownOptionAndMissingValue) {
+  EXPECT_FALSE(parse_discovery_conf("--hdr-digest\n", "d").ok());
+  EXPECT_FALSE(parse_discovery_conf("-a\n", "d").ok());
+  EXPECT_FALSE(parse_discovery_conf("10.0.0.1\n", "d").ok());
+}
+
+TEST(ConfigJson, NvmeCliLayout) {
+  const char* text = R"([
+    {"hostnqn": "nqn.2014-08.org.nvmexpress:uuid:6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b",
+     "hostid": "6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b",
+     "subsystems": [
+       {"nqn": "nqn.2024-01.io.rnvme:target1",
+        "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "trsvcid": "4420",
+                   "host_traddr": "192.168.50.1", "queue_size": 32, "ctrl_loss_tmo": -1,
+                   "duplicate_connect": true, "host_iface": "eth0"},
+                  {"transport": "tcp", "traddr": "192.168.60.10", "trsvcid": "4420"}]},
+       {"nqn": "nqn.2014-08.org.nvmexpress.discovery",
+        "ports": [{"transport": "rdma", "traddr": "192.168.50.10"}]}]}])";
+  auto r = parse_config_json(text, "config.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 3u);
+  const auto& a = (*r)[0].opts;
+  EXPECT_EQ(a.nqn, "nqn.2024-01.io.rnvme:target1");
+  EXPECT_EQ(a.hostid, "6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b");
+  EXPECT_EQ(a.host_traddr, "192.168.50.1");
+  EXPECT_EQ(a.queue_size, 32);
+  EXPECT_EQ(a.ctrl_loss_tmo, -1);
+  EXPECT_TRUE(a.duplicate_connect);
+  EXPECT_EQ((*r)[1].opts.transport, "tcp");
+  EXPECT_TRUE((*r)[2].opts.is_discovery());
+  EXPECT_EQ((*r)[0].source, "config.json host 0 subsystem 0 port 0");
+}
+
+TEST(ConfigJson, HostsObjectAccepted) {
+  auto r = parse_config_json(
+      R"({"hosts": [{"subsystems": [{"nqn": "nqn.2024-01.io.rnvme:t", "ports": [{"traddr": "10.0.0.1"}]}]}]})",
+      "c");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].opts.transport, "rdma");
+}
+
+TEST(ConfigJson, Errors) {
+  EXPECT_FALSE(parse_config_json("{", "c").ok());
+  EXPECT_FALSE(parse_config_json("42", "c").ok());
+  EXPECT_FALSE(parse_config_json(R"([{"subsystems": [{"ports": []}]}])", "c").ok());
+  auto bad = parse_config_json(
+      R"([{"subsystems": [{"nqn": "nqn.x:y", "ports": [{"traddr": "10.0.0.1", "queue_size": "lots"}]}]}])",
+      "c");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kConfig);
+  EXPECT_NE(bad.error().message.find("queue-size"), std::string::npos);
+  EXPECT_FALSE(parse_config_json(R"([{"subsystems": [{"nqn": "n", "ports": [{"traddr": 1.5}]}]}])", "c").ok());
+}
+
+}  // namespace
+}  // namespace rnvme

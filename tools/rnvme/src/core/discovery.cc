@@ -1,0 +1,100 @@
+#include "core/discovery.h"
+
+#include <fmt/format.h>
+
+namespace rnvme {
+namespace {
+
+uint64_t le(std::span<const uint8_t> b, size_t off, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; i++) v |= static_cast<uint64_t>(b[off + i]) << (8 * i);
+  return v;
+}
+
+// Address fields are ASCII, padded with spaces (spec) or NULs (some targets).
+std::string field(std::span<const uint8_t> b, size_t off, size_t n) {
+  std::string s(reinterpret_cast<const char*>(b.data() + off), n);
+  auto nul = s.find('\0');
+  if (nul != std::string::npos) s.resize(nul);
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::string named(uint8_t v, std::initializer_list<std::pair<uint8_t, const char*>> names) {
+  for (auto [k, n] : names)
+    if (k == v) return n;
+  return fmt::format("unrecognized({})", v);
+}
+
+}  // namespace
+
+Result<DiscoveryHeader> decode_discovery_header(std::span<const uint8_t> b) {
+  if (b.size() < kDiscoveryHeaderSize)
+    return make_error(ErrorCode::kFailure,
+                      fmt::format("discovery log too short: {} bytes, header needs {}", b.size(),
+                                  kDiscoveryHeaderSize));
+  return DiscoveryHeader{le(b, 0, 8), le(b, 8, 8)};
+}
+
+Result<DiscoveryLog> decode_discovery_log(std::span<const uint8_t> b) {
+  auto hdr = decode_discovery_header(b);
+  if (!hdr) return hdr.error();
+  DiscoveryLog log;
+  log.genctr = hdr->genctr;
+  log.numrec = hdr->numrec;
+  log.recfmt = static_cast<uint16_t>(le(b, 16, 2));
+  const size_t have = (b.size() - kDiscoveryHeaderSize) / kDiscoveryEntrySize;
+  if (log.numrec > have)
+    return make_error(ErrorCode::kFailure,
+                      fmt::format("discovery log claims {} records but holds {}", log.numrec, have),
+                      "the log changed while it was read, or the target returned a short page",
+                      "run the command again");
+  for (size_t i = 0; i < log.numrec; i++) {
+    auto e = b.subspan(kDiscoveryHeaderSize + i * kDiscoveryEntrySize, kDiscoveryEntrySize);
+    DiscoveryEntry d;
+    d.trtype = e[0];
+    d.adrfam = e[1];
+    d.subtype = e[2];
+    d.treq = e[3];
+    d.portid = static_cast<uint16_t>(le(e, 4, 2));
+    d.cntlid = static_cast<uint16_t>(le(e, 6, 2));
+    d.asqsz = static_cast<uint16_t>(le(e, 8, 2));
+    d.eflags = static_cast<uint16_t>(le(e, 10, 2));
+    d.trsvcid = field(e, 32, 32);
+    d.subnqn = field(e, 256, 256);
+    d.traddr = field(e, 512, 256);
+    if (d.trtype == kTrtypeRdma) {
+      d.rdma_qptype = e[768];
+      d.rdma_prtype = e[769];
+      d.rdma_cms = e[770];
+      d.rdma_pkey = static_cast<uint16_t>(le(e, 776, 2));
+    }
+    log.entries.push_back(std::move(d));
+  }
+  return log;
+}
+
+std::string trtype_name(uint8_t v) {
+  return named(v, {{1, "rdma"}, {2, "fc"}, {3, "tcp"}, {254, "loop"}});
+}
+std::string adrfam_name(uint8_t v) {
+  return named(v, {{1, "ipv4"}, {2, "ipv6"}, {3, "infiniband"}, {4, "fibre-channel"}, {254, "loop"}});
+}
+std::string subtype_name(uint8_t v) {
+  return named(v, {{1, "referral"}, {2, "nvme subsystem"}, {3, "current discovery subsystem"}});
+}
+std::string treq_name(uint8_t v) {
+  // Bits 1:0 secure channel; bit 2: SQ flow control disable supported.
+  std::string s = named(v & 3, {{0, "not specified"}, {1, "required"}, {2, "not required"}});
+  if (v & 4) s += ", sq flow control disable supported";
+  return s;
+}
+std::string rdma_qptype_name(uint8_t v) {
+  return named(v, {{1, "connected"}, {2, "datagram"}});
+}
+std::string rdma_prtype_name(uint8_t v) {
+  return named(v, {{1, "not specified"}, {2, "infiniband"}, {3, "roce"}, {4, "roce-v2"}, {5, "iwarp"}});
+}
+std::string rdma_cms_name(uint8_t v) { return named(v, {{1, "rdma-cm"}}); }
+
+}  // namespace rnvme

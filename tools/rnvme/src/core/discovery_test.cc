@@ -1,0 +1,80 @@
+#include "core/discovery.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/test_env.h"
+
+namespace rnvme {
+namespace {
+
+using testing::make_discovery_log;
+
+TEST(Discovery, DecodesEntriesAndTrimsPadding) {
+  auto bytes = make_discovery_log({{"nqn.2024-01.io.rnvme:a", "192.168.50.10", "4420"},
+                                   {"nqn.2014-08.org.nvmexpress.discovery", "192.168.50.10", "4420", 3}},
+                                  42);
+  auto log = decode_discovery_log(bytes);
+  ASSERT_TRUE(log.ok()) << log.error().message;
+  EXPECT_EQ(log->genctr, 42u);
+  EXPECT_EQ(log->numrec, 2u);
+  ASSERT_EQ(log->entries.size(), 2u);
+  const auto& e = log->entries[0];
+  EXPECT_EQ(e.trtype, 1);
+  EXPECT_EQ(e.subtype, 2);
+  EXPECT_EQ(e.portid, 1);
+  EXPECT_EQ(e.cntlid, 0xffff);
+  EXPECT_EQ(e.asqsz, 32);
+  EXPECT_EQ(e.traddr, "192.168.50.10");
+  EXPECT_EQ(e.trsvcid, "4420");
+  EXPECT_EQ(e.subnqn, "nqn.2024-01.io.rnvme:a");
+  EXPECT_EQ(e.rdma_qptype, 1);
+  EXPECT_EQ(e.rdma_cms, 1);
+  EXPECT_EQ(log->entries[1].subtype, 3);
+  EXPECT_EQ(log->entries[1].portid, 2);
+}
+
+TEST(Discovery, EmptyLog) {
+  auto log = decode_discovery_log(make_discovery_log({}));
+  ASSERT_TRUE(log.ok());
+  EXPECT_TRUE(log->entries.empty());
+}
+
+TEST(Discovery, TruncatedPageIsAnErrorNotACrash) {
+  auto bytes = make_discovery_log({{"nqn.2024-01.io.rnvme:a", "10.0.0.1", "4420"}});
+  bytes.resize(bytes.size() - 1);
+  auto log = decode_discovery_log(bytes);
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.error().message.find("claims 1 records"), std::string::npos);
+  std::vector<uint8_t> tiny(100);
+  EXPECT_FALSE(decode_discovery_log(tiny).ok());
+  EXPECT_FALSE(decode_discovery_header(tiny).ok());
+}
+
+TEST(Discovery, HugeNumrecIsRejected) {
+  auto bytes = make_discovery_log({});
+  bytes[15] = 0x7f;  // numrec ~ 2^63
+  EXPECT_FALSE(decode_discovery_log(bytes).ok());
+}
+
+TEST(Discovery, NonRdmaEntryHasNoRdmaFields) {
+  auto bytes = make_discovery_log({{"nqn.2024-01.io.rnvme:tcp", "10.0.0.1", "4420", 2, 3}});
+  auto log = decode_discovery_log(bytes);
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ(log->entries[0].rdma_qptype, 0);
+  EXPECT_EQ(trtype_name(log->entries[0].trtype), "tcp");
+}
+
+TEST(Discovery, Names) {
+  EXPECT_EQ(trtype_name(1), "rdma");
+  EXPECT_EQ(trtype_name(99), "unrecognized(99)");
+  EXPECT_EQ(adrfam_name(2), "ipv6");
+  EXPECT_EQ(subtype_name(1), "referral");
+  EXPECT_EQ(treq_name(2), "not required");
+  EXPECT_EQ(treq_name(6), "not required, sq flow control disable supported");
+  EXPECT_EQ(rdma_prtype_name(4), "roce-v2");
+  EXPECT_EQ(rdma_qptype_name(1), "connected");
+  EXPECT_EQ(rdma_cms_name(1), "rdma-cm");
+}
+
+}  // namespace
+}  // namespace rnvme

@@ -1,0 +1,326 @@
+#include "core/explain.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <regex>
+
+namespace rnvme {
+namespace {
+
+bool contains(std::string_view hay, std::string_view needle) {
+  return hay.find(needle) != std::string_view::npos;
+}
+
+const std::string* find_line(const std::vector<std::string>& lines,
+                             std::initializer_list<std::string_view> needles) {
+  for (const auto& l : lines)
+    for (auto n : needles)
+      if (contains(l, n)) return &l;
+  return nullptr;
+}
+
+std::string errno_text(int err) {
+  if (err == 0) return "no errno";
+  return fmt::format("{} ({})", std::strerror(err), err);
+}
+
+std::string target(const ConnectOptions& o) {
+  return fmt::format("{}:{}", o.traddr, o.trsvcid.empty() ? kDefaultRdmaPort : o.trsvcid);
+}
+
+Diagnosis make(FailureClass cls, std::string cause, std::string fix) {
+  return Diagnosis{cls, std::move(cause), std::move(fix), {}};
+}
+
+// CM reject, as rdma.c and rnvme log it:
+//   "Connect rejected: status 28 (consumer defined) nvme status 6 (resource not found)."
+std::optional<Diagnosis> from_cm_reject(const ConnectFacts& f) {
+  static const std::regex re(R"(Connect rejected: status (\d+)(?:[^.]*nvme status (\d+))?)");
+  for (const auto& l : f.kernel) {
+    std::smatch m;
+    if (!std::regex_search(l, m, re)) continue;
+    int cm = std::stoi(m[1]);
+    if (m[2].matched) {
+      int st = std::stoi(m[2]);
+      auto name = nvme_rdma_cm_status_name(st);
+      std::string fix;
+      switch (st) {
+        case 0x04:
+        case 0x05:
+          fix = "lower --queue-size (the target caps queue depth; 128 is safe for Linux targets)";
+          break;
+        case 0x06:
+          fix = "lower --queue-size or --nr-io-queues, or free resources on the target "
+                "(too many connections or queues)";
+          break;
+        case 0x09:
+          fix = "the target does not know the controller ID of this association; reconnect, and "
+                "check that both sides run compatible kernels";
+          break;
+        default:
+          fix = "the host and target disagree on the NVMe/RDMA connection format; check both "
+                "kernels and the target's port settings";
+      }
+      return make(FailureClass::kTargetRejected,
+                  fmt::format("the target rejected the RDMA connection with NVMe/RDMA status {} "
+                              "({})",
+                              st, name),
+                  fix);
+    }
+    if (cm == 8)
+      return make(FailureClass::kWrongPort,
+                  fmt::format("nothing listens for NVMe/RDMA on {} (RDMA CM reject: {})",
+                              target(f.opts), cm_reject_reason_name(cm)),
+                  "check --trsvcid (the target's port, 4420 by default) and that the target port "
+                  "is enabled; 'rnvme discover' lists the ports a discovery controller knows");
+    return make(FailureClass::kTargetRejected,
+                fmt::format("the target's RDMA CM rejected the connection: {} ({})",
+                            cm_reject_reason_name(cm), cm),
+                "check the target's RDMA configuration and its kernel log");
+  }
+  return std::nullopt;
+}
+
+std::optional<Diagnosis> from_kernel_lines(const ConnectFacts& f) {
+  const auto& k = f.kernel;
+  if (auto* l = find_line(k, {"no handler found for transport"}))
+    return make(FailureClass::kModuleMissing,
+                fmt::format("no '{}' transport is registered ({})", f.opts.transport, *l),
+                "load the transport: 'modprobe rnvme' (or 'modprobe nvme-rdma')");
+  if (find_line(k, {"found same hostid", "found same hostnqn"}))
+    return make(FailureClass::kHostIdentity,
+                "the kernel already knows this hostnqn with a different hostid (or the reverse)",
+                "use the same --hostnqn/--hostid pair as the existing connections, or fix "
+                "/etc/nvme/hostid to match the UUID in /etc/nvme/hostnqn ('rnvme hostnqn check')");
+  if (auto* l = find_line(k, {"invalid parameter", "unknown parameter", "missing parameter",
+                               "Invalid ", "bad hostid", "failfast tmo"})) {
+    if (!contains(*l, "Connect Invalid"))
+      return make(FailureClass::kBadOption,
+                  fmt::format("nvme-fabrics refused an option: {}", *l),
+                  "correct the option the kernel names (see rnvme(8) for ranges) or run with "
+                  "--dry-run to see the option string");
+  }
+  if (find_line(k, {"is not allowed, hostnqn", "Connect Invalid Host", "not allowed to access",
+                    "host not allowed"}))
+    return make(FailureClass::kHostNotAllowed,
+                fmt::format("the target does not allow host {} to access {}",
+                            f.opts.hostnqn.empty() ? "(default hostnqn)" : f.opts.hostnqn,
+                            f.opts.nqn),
+                "add this hostnqn to the subsystem's allowed hosts on the target (or set "
+                "attr_allow_any_host), or connect with the hostnqn the target expects");
+  if (find_line(k, {"Invalid Data Parameter, subsysnqn", "invalid subsystem", "subsystem not found",
+                    "Subsystem not found"}))
+    return make(FailureClass::kWrongNqn,
+                fmt::format("the target at {} has no subsystem '{}'", target(f.opts), f.opts.nqn),
+                fmt::format("check --nqn; 'rnvme discover --traddr={} --trsvcid={}' lists the "
+                            "subsystems this target exports",
+                            f.opts.traddr, f.opts.trsvcid.empty() ? kDefaultRdmaPort : f.opts.trsvcid));
+  if (auto d = from_cm_reject(f)) return d;
+  static const std::regex resolve(R"(rdma_resolve_addr failed \((-?\d+)\))");
+  for (const auto& l : k) {
+    std::smatch m;
+    if (std::regex_search(l, m, resolve)) {
+      int e = -std::stoi(m[1]);
+      if (e == ENODEV || e == EADDRNOTAVAIL || e == EINVAL)
+        return make(FailureClass::kNoRdmaDevice,
+                    fmt::format("no RDMA device owns the source address {} ({})",
+                                f.env.source_addr.empty() ? "chosen by the route" : f.env.source_addr,
+                                errno_text(e)),
+                    "pass --host-traddr with an address of a netdev that has an RDMA device "
+                    "(see 'rnvme rdma'), or create one: 'rnvme rdma link add rxe0 type rxe netdev "
+                    "<netdev>'");
+    }
+  }
+  if (find_line(k, {"already connected", "Found same subsystem"}))
+    return make(FailureClass::kAlreadyConnected,
+                "a controller for this target and NQN already exists",
+                "use it ('rnvme list'), disconnect it first, or pass --duplicate-connect");
+  if (find_line(k, {"address resolution failed", "route resolution failed", "ADDR_ERROR",
+                    "ROUTE_ERROR", "UNREACHABLE", "unreachable"}))
+    return make(FailureClass::kUnreachable,
+                fmt::format("{} could not be reached over RDMA", target(f.opts)),
+                "check the target address, the route ('ip route get <traddr>') and the link");
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view failure_class_name(FailureClass c) {
+  switch (c) {
+    case FailureClass::kBadOption: return "bad_option";
+    case FailureClass::kHostIdentity: return "host_identity";
+    case FailureClass::kHostNotAllowed: return "host_not_allowed";
+    case FailureClass::kWrongNqn: return "wrong_nqn";
+    case FailureClass::kWrongPort: return "wrong_port";
+    case FailureClass::kUnreachable: return "unreachable";
+    case FailureClass::kNoRdmaDevice: return "no_rdma_device";
+    case FailureClass::kNoRoceV2Gid: return "no_roce_v2_gid";
+    case FailureClass::kPortDown: return "port_down";
+    case FailureClass::kModuleMissing: return "module_missing";
+    case FailureClass::kAlreadyConnected: return "already_connected";
+    case FailureClass::kTargetRejected: return "target_rejected";
+    case FailureClass::kConnectRejected: return "connect_rejected";
+    case FailureClass::kPermission: return "permission";
+    case FailureClass::kUnknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::string cm_reject_reason_name(int s) {
+  switch (s) {
+    case 1: return "no QP";
+    case 2: return "no EEC";
+    case 3: return "no resources";
+    case 4: return "timeout";
+    case 5: return "unsupported request";
+    case 6: return "invalid comm ID";
+    case 7: return "invalid comm instance";
+    case 8: return "invalid service ID";
+    case 9: return "invalid transport type";
+    case 10: return "stale connection";
+    case 12: return "invalid GID";
+    case 26: return "invalid MTU";
+    case 27: return "insufficient responder resources";
+    case 28: return "consumer defined";
+    case 29: return "invalid RNR retry";
+    case 30: return "duplicate local comm ID";
+    case 31: return "invalid class version";
+    case 32: return "invalid flow label";
+    default: return fmt::format("reject reason {}", s);
+  }
+}
+
+std::string nvme_rdma_cm_status_name(int s) {
+  switch (s) {
+    case 0x01: return "invalid private data length";
+    case 0x02: return "invalid record format";
+    case 0x03: return "invalid queue ID";
+    case 0x04: return "invalid host SQ size";
+    case 0x05: return "invalid host RQ size";
+    case 0x06: return "no resources on the target";
+    case 0x07: return "invalid IRD";
+    case 0x08: return "invalid ORD";
+    case 0x09: return "invalid controller ID";
+    default: return fmt::format("unrecognized status {:#x}", s);
+  }
+}
+
+std::optional<Diagnosis> check_rdma_path(const EnvironmentFacts& env) {
+  if (!env.devices_known) return std::nullopt;
+  if (env.devices.empty())
+    return make(FailureClass::kNoRdmaDevice, "this host has no RDMA device",
+                "load the NIC's RDMA driver, or for a lab create a Soft-RoCE device: "
+                "'rnvme rdma link add rxe0 type rxe netdev <netdev>'");
+  if (!env.source_is_local)
+    return make(FailureClass::kNoRdmaDevice,
+                fmt::format("the source address {} is not configured on this host", env.source_addr),
+                "pass --host-traddr with an address of a local RDMA-capable netdev (see 'rnvme rdma')");
+  if (env.source_addr.empty()) return std::nullopt;
+  auto m = find_gid(env.devices, env.source_addr);
+  if (!m)
+    return make(FailureClass::kNoRdmaDevice,
+                fmt::format("no RDMA device has a GID for the source address {}; its netdev has no "
+                            "RDMA device (or the address is on another interface)",
+                            env.source_addr),
+                "use --host-traddr with an address on an RDMA netdev (see 'rnvme rdma'), or attach "
+                "one: 'rnvme rdma link add rxe0 type rxe netdev <netdev of that address>'");
+  if (m->port->state != "ACTIVE")
+    return make(FailureClass::kPortDown,
+                fmt::format("RDMA port {}/{} for {} is {}, not ACTIVE", m->device->name,
+                            m->port->index, env.source_addr, m->port->state),
+                fmt::format("bring the link up ('ip link set {} up') and check the cable/switch",
+                            m->port->netdev.empty() ? "<netdev>" : m->port->netdev));
+  if (m->gid->type != "RoCE v2" && m->port->link_layer == "Ethernet")
+    return make(FailureClass::kNoRoceV2Gid,
+                fmt::format("{} has only a RoCE v1 GID on {}/{}; NVMe/RDMA over routed Ethernet "
+                            "needs RoCE v2",
+                            env.source_addr, m->device->name, m->port->index),
+                "enable RoCE v2 on the NIC (e.g. 'cma_roce_mode -d <dev> -p 1 -m 2')");
+  return std::nullopt;
+}
+
+Diagnosis explain_connect_failure(const ConnectFacts& f) {
+  Diagnosis d;
+  auto done = [&](Diagnosis r) {
+    r.evidence.insert(r.evidence.begin(), f.kernel.begin(), f.kernel.end());
+    if (f.err) r.evidence.push_back(fmt::format("write to /dev/nvme-fabrics failed: {}", errno_text(f.err)));
+    return r;
+  };
+  if (f.err == EACCES || f.err == EPERM)
+    return done(make(FailureClass::kPermission, "creating NVMe controllers needs root (CAP_SYS_ADMIN)",
+                     "run rnvme as root"));
+  if (!f.env.fabrics_loaded || f.err == ENOENT || f.err == ENXIO)
+    return done(make(FailureClass::kModuleMissing,
+                     "/dev/nvme-fabrics is missing: the nvme-fabrics module is not loaded",
+                     "'modprobe nvme-fabrics' and load the RDMA transport ('modprobe rnvme')"));
+  if (auto k = from_kernel_lines(f)) return done(std::move(*k));
+
+  switch (f.err) {
+    case EALREADY:
+      return done(make(FailureClass::kAlreadyConnected,
+                       "a controller for this target and NQN already exists",
+                       "use it ('rnvme list'), disconnect it first, or pass --duplicate-connect"));
+    case ECONNREFUSED:
+      return done(make(FailureClass::kWrongPort,
+                       fmt::format("{} refused the connection: nothing listens on that port",
+                                   target(f.opts)),
+                       "check --trsvcid (4420 by default) and that the target port is enabled"));
+    case ENETUNREACH:
+    case EHOSTUNREACH:
+      return done(make(FailureClass::kUnreachable,
+                       fmt::format("no route to {}", f.opts.traddr),
+                       "check the target address and 'ip route get <traddr>'"));
+    case ENODEV:
+    case EADDRNOTAVAIL:
+      if (auto p = check_rdma_path(f.env)) return done(std::move(*p));
+      return done(make(FailureClass::kNoRdmaDevice,
+                       "the RDMA CM found no RDMA device for the source address",
+                       "pass --host-traddr with an address on an RDMA netdev (see 'rnvme rdma')"));
+    default:
+      break;
+  }
+
+  if (!f.env.transport_loaded)
+    return done(make(FailureClass::kModuleMissing, "the RDMA transport module is not loaded",
+                     "'modprobe rnvme' (or 'modprobe nvme-rdma')"));
+  if (f.env.host && !f.env.host->ok())
+    for (const auto& p : f.env.host->problems)
+      if (p.fatal)
+        return done(make(FailureClass::kHostIdentity, fmt::format("{}: {}", p.source, p.problem),
+                         p.fix));
+  if (f.env.route_errno)
+    return done(make(FailureClass::kUnreachable,
+                     fmt::format("no route to {}: {}", f.opts.traddr, errno_text(f.env.route_errno)),
+                     "check the target address and 'ip route get <traddr>'"));
+  if (auto p = check_rdma_path(f.env)) return done(std::move(*p));
+
+  switch (f.err) {
+    case EINVAL:
+      return done(make(FailureClass::kBadOption,
+                       "nvme-fabrics rejected the option string without saying which option",
+                       "check the values against rnvme(8); 'rnvme connect --dry-run ...' prints "
+                       "the string; the kernel log may name the option"));
+    case EIO:
+      return done(make(FailureClass::kConnectRejected,
+                       fmt::format("the target at {} refused the NVMe Connect command",
+                                   target(f.opts)),
+                       "check --nqn against 'rnvme discover' and that the target allows this "
+                       "hostnqn ('rnvme hostnqn show')"));
+    case ECONNRESET:
+    case ETIMEDOUT:
+      return done(make(FailureClass::kWrongPort,
+                       fmt::format("no RDMA connection to {}: the target did not accept it (wrong "
+                                   "port, target not listening) or did not answer",
+                                   target(f.opts)),
+                       "check --trsvcid and that the target port is enabled; the local RDMA path "
+                       "looks fine"));
+    default:
+      return done(make(FailureClass::kUnknown,
+                       fmt::format("the kernel refused the connection: {}", errno_text(f.err)),
+                       "see the kernel messages above; run with -v for the option string"));
+  }
+}
+
+}  // namespace rnvme

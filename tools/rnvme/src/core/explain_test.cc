@@ -1,0 +1,221 @@
+#include "core/explain.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <set>
+
+namespace rnvme {
+namespace {
+
+constexpr const char* kSrc = "192.168.50.1";
+
+RdmaDevice rxe(const std::string& ip, const std::string& state = "ACTIVE",
+               const std::string& type = "RoCE v2") {
+  RdmaDevice d;
+  d.name = "rxe0";
+  RdmaPort p;
+  p.index = 1;
+  p.state = state;
+  p.link_layer = "Ethernet";
+  p.netdev = "eth0";
+  p.gids.push_back({1, *gid_for_address(ip), type, "eth0"});
+  d.ports.push_back(p);
+  return d;
+}
+
+// A healthy host: module loaded, rxe0 ACTIVE with a RoCE v2 GID for the source address.
+ConnectFacts healthy(int err) {
+  ConnectFacts f;
+  f.opts.traddr = "192.168.50.10";
+  f.opts.trsvcid = "4420";
+  f.opts.nqn = "nqn.2024-01.io.rnvme:target1";
+  f.err = err;
+  f.env.devices_known = true;
+  f.env.devices = {rxe(kSrc)};
+  f.env.source_addr = kSrc;
+  return f;
+}
+
+FailureClass cls(const ConnectFacts& f) { return explain_connect_failure(f).cls; }
+
+TEST(Explain, WrongNqnFromHostConnectError) {
+  auto f = healthy(EIO);
+  f.kernel = {"nvme nvme0: Connect Invalid Data Parameter, subsysnqn \"nqn.2024-01.io.rnvme:nope\""};
+  auto d = explain_connect_failure(f);
+  EXPECT_EQ(d.cls, FailureClass::kWrongNqn);
+  EXPECT_NE(d.cause.find("no subsystem 'nqn.2024-01.io.rnvme:target1'"), std::string::npos) << d.cause;
+  EXPECT_NE(d.fix.find("rnvme discover --traddr=192.168.50.10 --trsvcid=4420"), std::string::npos);
+  ASSERT_GE(d.evidence.size(), 2u);
+  EXPECT_EQ(d.evidence[0], f.kernel[0]);
+  EXPECT_NE(d.evidence.back().find("(5)"), std::string::npos);  // errno shown
+}
+
+TEST(Explain, WrongNqnFromTargetSideMessage) {
+  auto f = healthy(EIO);
+  f.kernel = {"nvmet: connect request for invalid subsystem nqn.2024-01.io.rnvme:nope!"};
+  EXPECT_EQ(cls(f), FailureClass::kWrongNqn);
+}
+
+TEST(Explain, HostNotAllowed) {
+  auto f = healthy(EIO);
+  f.kernel = {"nvme nvme0: Connect for subsystem nqn.2024-01.io.rnvme:target1 is not allowed, hostnqn: nqn.x:y"};
+  EXPECT_EQ(cls(f), FailureClass::kHostNotAllowed);
+}
+
+TEST(Explain, WrongPortFromCmRejectInvalidServiceId) {
+  auto f = healthy(ECONNRESET);
+  f.opts.trsvcid = "4999";
+  f.kernel = {"nvme nvme0: Connect rejected: status 8 (invalid service ID).",
+              "nvme nvme0: rdma connection establishment failed (-104)"};
+  auto d = explain_connect_failure(f);
+  EXPECT_EQ(d.cls, FailureClass::kWrongPort);
+  EXPECT_NE(d.cause.find("192.168.50.10:4999"), std::string::npos) << d.cause;
+  EXPECT_NE(d.cause.find("invalid service ID"), std::string::npos);
+  EXPECT_NE(d.fix.find("--trsvcid"), std::string::npos);
+}
+
+TEST(Explain, WrongPortFromConnectionRefused) {
+  EXPECT_EQ(cls(healthy(ECONNREFUSED)), FailureClass::kWrongPort);
+}
+
+TEST(Explain, WrongPortWhenPathHealthyButConnectionReset) {
+  // No kernel lines (e.g. /dev/kmsg unreadable): the local checks pass, so blame the far end.
+  EXPECT_EQ(cls(healthy(ECONNRESET)), FailureClass::kWrongPort);
+}
+
+TEST(Explain, CmRejectWithNvmeRdmaStatus) {
+  auto f = healthy(ECONNRESET);
+  f.kernel = {"nvme nvme0: Connect rejected: status 28 (consumer defined) nvme status 6 (resource not found)."};
+  auto d = explain_connect_failure(f);
+  EXPECT_EQ(d.cls, FailureClass::kTargetRejected);
+  EXPECT_NE(d.cause.find("no resources on the target"), std::string::npos) << d.cause;
+  EXPECT_NE(d.fix.find("--queue-size"), std::string::npos);
+  f.kernel = {"nvme nvme0: Connect rejected: status 28 (consumer defined) nvme status 4 (invalid host SQ size)."};
+  EXPECT_NE(explain_connect_failure(f).cause.find("invalid host SQ size"), std::string::npos);
+}
+
+TEST(Explain, UnreachableFromRoute) {
+  auto f = healthy(ECONNRESET);
+  f.env.source_addr.clear();
+  f.env.route_errno = ENETUNREACH;
+  auto d = explain_connect_failure(f);
+  EXPECT_EQ(d.cls, FailureClass::kUnreachable);
+  EXPECT_NE(d.cause.find("no route to 192.168.50.10"), std::string::npos);
+  EXPECT_EQ(cls(healthy(EHOSTUNREACH)), FailureClass::kUnreachable);
+}
+
+TEST(Explain, NoRdmaDeviceForSourceAddress) {
+  auto f = healthy(ENODEV);
+  f.opts.host_traddr = "10.9.9.9";
+  f.env.source_addr = "10.9.9.9";
+  f.kernel = {"nvme nvme0: rdma_resolve_addr failed (-19)."};
+  auto d = explain_connect_failure(f);
+  EXPECT_EQ(d.cls, FailureClass::kNoRdmaDevice);
+  EXPECT_NE(d.cause.find("10.9.9.9"), std::string::npos) << d.cause;
+  EXPECT_NE(d.fix.find("rdma link add"), std::string::npos);
+}
+
+TEST(Explain, NoRdmaDeviceFromChecksWithoutKernelLines) {
+  auto f = healthy(ECONNRESET);
+  f.env.source_addr = "10.9.9.9";  // the route picks an address no RDMA device has
+  auto d = explain_connect_failure(f);
+  EXPECT_EQ(d.cls, FailureClass::kNoRdmaDevice);
+  EXPECT_NE(d.cause.find("no RDMA device has a GID for the source address 10.9.9.9"), std::string::npos);
+
+  auto none = healthy(ECONNRESET);
+  none.env.devices.clear();
+  EXPECT_EQ(explain_connect_failure(none).cause, "this host has no RDMA device");
+
+  auto foreign = healthy(EADDRNOTAVAIL);
+  foreign.env.source_addr = "10.7.7.7";
+  foreign.env.source_is_local = false;
+  auto fd = explain_connect_failure(foreign);
+  EXPECT_EQ(fd.cls, FailureClass::kNoRdmaDevice);
+  EXPECT_NE(fd.cause.find("not configured on this host"), std::string::npos);
+}
+
+TEST(Explain, PortDownAndRoceV1Only) {
+  auto f = healthy(ECONNRESET);
+  f.env.devices = {rxe(kSrc, "DOWN")};
+  EXPECT_EQ(cls(f), FailureClass::kPortDown);
+  f.env.devices = {rxe(kSrc, "ACTIVE", "IB/RoCE v1")};
+  EXPECT_EQ(cls(f), FailureClass::kNoRoceV2Gid);
+}
+
+TEST(Explain, BadOptionFromKernel) {
+  auto f = healthy(EINVAL);
+  f.kernel = {"nvme_fabrics: invalid parameter 'hdr_digest'"};
+  auto d = explain_connect_failure(f);
+  EXPECT_EQ(d.cls, FailureClass::kBadOption);
+  EXPECT_NE(d.cause.find("hdr_digest"), std::string::npos);
+  f.kernel = {"nvme_fabrics: Invalid queue_size 9"};
+  EXPECT_EQ(cls(f), FailureClass::kBadOption);
+  f.kernel.clear();
+  EXPECT_EQ(cls(f), FailureClass::kBadOption);  // bare EINVAL with healthy checks
+}
+
+TEST(Explain, HostIdentityFromKernelAndFromChecks) {
+  auto f = healthy(EINVAL);
+  f.kernel = {"nvme_fabrics: found same hostid 6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b but different hostnqn nqn.x:y"};
+  EXPECT_EQ(cls(f), FailureClass::kHostIdentity);
+
+  auto g = healthy(EINVAL);
+  g.env.host = check_host_identity({std::string("nqn.2014-08.org.nvmexpress:uuid:6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"),
+                                    std::string("11111111-2222-4333-8444-555555555555")});
+  auto d = explain_connect_failure(g);
+  EXPECT_EQ(d.cls, FailureClass::kHostIdentity);
+  EXPECT_NE(d.cause.find("/etc/nvme/hostid"), std::string::npos);
+}
+
+TEST(Explain, ModulesAndPermissions) {
+  auto f = healthy(ENOENT);
+  EXPECT_EQ(cls(f), FailureClass::kModuleMissing);
+  auto g = healthy(EINVAL);
+  g.kernel = {"nvme_fabrics: no handler found for transport rdma."};
+  EXPECT_EQ(cls(g), FailureClass::kModuleMissing);
+  auto h = healthy(ECONNRESET);
+  h.env.transport_loaded = false;
+  EXPECT_EQ(cls(h), FailureClass::kModuleMissing);
+  EXPECT_EQ(cls(healthy(EACCES)), FailureClass::kPermission);
+}
+
+TEST(Explain, AlreadyConnectedAndUnknown) {
+  EXPECT_EQ(cls(healthy(EALREADY)), FailureClass::kAlreadyConnected);
+  auto f = healthy(ENOMEM);
+  auto d = explain_connect_failure(f);
+  EXPECT_EQ(d.cls, FailureClass::kUnknown);
+  EXPECT_NE(d.cause.find("(12)"), std::string::npos);
+}
+
+TEST(Explain, FiveRequiredClassesAreDistinct) {
+  auto nqn = healthy(EIO);
+  nqn.kernel = {"nvme nvme0: Connect Invalid Data Parameter, subsysnqn \"x\""};
+  auto port = healthy(ECONNRESET);
+  port.kernel = {"nvme nvme0: Connect rejected: status 8 (invalid service ID)."};
+  auto dev = healthy(ENODEV);
+  dev.env.source_addr = "10.9.9.9";
+  auto opt = healthy(EINVAL);
+  opt.kernel = {"nvme_fabrics: invalid parameter 'foo=%s'"};
+  auto host = healthy(EINVAL);
+  host.kernel = {"nvme_fabrics: found same hostnqn nqn.x:y but different hostid z"};
+  std::set<FailureClass> seen = {cls(nqn), cls(port), cls(dev), cls(opt), cls(host)};
+  EXPECT_EQ(seen.size(), 5u);
+  EXPECT_EQ(failure_class_name(cls(nqn)), "wrong_nqn");
+  EXPECT_EQ(failure_class_name(cls(port)), "wrong_port");
+  EXPECT_EQ(failure_class_name(cls(dev)), "no_rdma_device");
+  EXPECT_EQ(failure_class_name(cls(opt)), "bad_option");
+  EXPECT_EQ(failure_class_name(cls(host)), "host_identity");
+}
+
+TEST(Explain, StatusNames) {
+  EXPECT_EQ(nvme_rdma_cm_status_name(1), "invalid private data length");
+  EXPECT_EQ(nvme_rdma_cm_status_name(9), "invalid controller ID");
+  EXPECT_EQ(nvme_rdma_cm_status_name(0x42), "unrecognized status 0x42");
+  EXPECT_EQ(cm_reject_reason_name(8), "invalid service ID");
+  EXPECT_EQ(cm_reject_reason_name(28), "consumer defined");
+  EXPECT_EQ(cm_reject_reason_name(99), "reject reason 99");
+}
+
+}  // namespace
+}  // namespace rnvme

@@ -1,0 +1,116 @@
+#include "core/hostid.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/options.h"
+
+namespace rnvme {
+
+std::string trim(std::string_view s) {
+  auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  auto last = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(first, last - first + 1));
+}
+
+bool is_valid_nqn(std::string_view nqn) {
+  if (nqn.size() <= 4 || nqn.size() > kNqnMaxLen || nqn.substr(0, 4) != "nqn.") return false;
+  return std::all_of(nqn.begin(), nqn.end(), [](unsigned char c) {
+    return std::isgraph(c) && c != ',';
+  });
+}
+
+bool is_valid_uuid(std::string_view u) {
+  if (u.size() != 36) return false;
+  for (size_t i = 0; i < u.size(); i++) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? u[i] != '-' : !std::isxdigit(static_cast<unsigned char>(u[i]))) return false;
+  }
+  return true;
+}
+
+static std::string lower(std::string_view s) {
+  std::string r(s);
+  for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+std::optional<std::string> uuid_from_hostnqn(std::string_view hostnqn) {
+  if (hostnqn.substr(0, kUuidNqnPrefix.size()) != kUuidNqnPrefix) return std::nullopt;
+  auto u = hostnqn.substr(kUuidNqnPrefix.size());
+  if (!is_valid_uuid(u)) return std::nullopt;
+  return lower(u);
+}
+
+std::string format_uuid_v4(std::array<uint8_t, 16> b) {
+  b[6] = static_cast<uint8_t>((b[6] & 0x0f) | 0x40);  // version 4
+  b[8] = static_cast<uint8_t>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
+  return fmt::format("{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-"
+                     "{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+                     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+                     b[12], b[13], b[14], b[15]);
+}
+
+std::string hostnqn_for_uuid(std::string_view uuid) {
+  return std::string(kUuidNqnPrefix) + lower(uuid);
+}
+
+bool HostCheck::ok() const {
+  return std::none_of(problems.begin(), problems.end(), [](const auto& p) { return p.fatal; });
+}
+
+HostCheck check_host_identity(const HostIdentityInput& in) {
+  HostCheck hc;
+  hc.hostnqn_source = in.hostnqn_source;
+  hc.hostid_source = in.hostid_source;
+  const std::string gen = "run 'rnvme hostnqn generate' (writes both files consistently)";
+
+  if (!in.hostnqn) {
+    hc.problems.push_back({HostProblem::kMissing, in.hostnqn_source, "missing", gen, true});
+  } else {
+    hc.hostnqn = trim(*in.hostnqn);
+    if (hc.hostnqn.empty())
+      hc.problems.push_back({HostProblem::kEmpty, in.hostnqn_source, "empty", gen, true});
+    else if (!is_valid_nqn(hc.hostnqn))
+      hc.problems.push_back(
+          {HostProblem::kInvalid, in.hostnqn_source,
+           fmt::format("'{}' is not an NQN (must start with 'nqn.', at most {} bytes, no "
+                       "spaces or commas)",
+                       hc.hostnqn, kNqnMaxLen),
+           gen, true});
+  }
+
+  if (!in.hostid) {
+    // The kernel then uses a random (6.1) or the default host's (6.12) hostid: connections still
+    // work but the host looks different to the target on every boot.
+    hc.problems.push_back({HostProblem::kMissing, in.hostid_source, "missing; the kernel will pick a host ID itself",
+                           gen, false});
+  } else {
+    hc.hostid = lower(trim(*in.hostid));
+    if (hc.hostid.empty())
+      hc.problems.push_back({HostProblem::kEmpty, in.hostid_source, "empty", gen, true});
+    else if (!is_valid_uuid(hc.hostid))
+      hc.problems.push_back({HostProblem::kInvalid, in.hostid_source,
+                             fmt::format("'{}' is not a UUID", hc.hostid), gen,
+                             true});
+  }
+
+  if (hc.ok() && !hc.hostid.empty()) {
+    if (auto u = uuid_from_hostnqn(hc.hostnqn); u && *u != hc.hostid) {
+      // The host NQN is what target ACLs name, so it is the reference; the hostid follows it.
+      hc.problems.push_back(
+          {HostProblem::kMismatch, in.hostid_source,
+           fmt::format("hostid {} does not match the UUID {} in hostnqn {} (from {})", hc.hostid,
+                       *u, hc.hostnqn, in.hostnqn_source),
+           fmt::format("write {} to {} (the hostnqn names this host in target ACLs, so keep it)",
+                       *u, in.hostid_source),
+           true});
+    }
+  }
+  return hc;
+}
+
+}  // namespace rnvme

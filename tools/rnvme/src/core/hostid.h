@@ -1,0 +1,56 @@
+// Host identity: /etc/nvme/hostnqn and /etc/nvme/hostid, and whether they agree.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rnvme {
+
+inline constexpr std::string_view kHostnqnPath = "/etc/nvme/hostnqn";
+inline constexpr std::string_view kHostidPath = "/etc/nvme/hostid";
+inline constexpr std::string_view kUuidNqnPrefix = "nqn.2014-08.org.nvmexpress:uuid:";
+
+// 'nqn.' prefix, at most 223 bytes, printable, and nothing that would split the option string.
+bool is_valid_nqn(std::string_view nqn);
+bool is_valid_uuid(std::string_view uuid);
+// The UUID of a "nqn.2014-08.org.nvmexpress:uuid:<uuid>" host NQN, lower-cased.
+std::optional<std::string> uuid_from_hostnqn(std::string_view hostnqn);
+// A version-4 UUID from 16 random bytes (the caller supplies the randomness).
+std::string format_uuid_v4(std::array<uint8_t, 16> bytes);
+std::string hostnqn_for_uuid(std::string_view uuid);
+// Strips the trailing newline and surrounding blanks that editors and `echo` leave behind.
+std::string trim(std::string_view s);
+
+// What was found on disk (or given on the command line); nullopt = file missing.
+struct HostIdentityInput {
+  std::optional<std::string> hostnqn;
+  std::optional<std::string> hostid;
+  std::string hostnqn_source = std::string(kHostnqnPath);
+  std::string hostid_source = std::string(kHostidPath);
+};
+
+struct HostProblem {
+  enum Kind { kMissing, kEmpty, kInvalid, kMismatch };
+  Kind kind = kInvalid;
+  std::string source;   // file or option at fault
+  std::string problem;
+  std::string fix;
+  bool fatal = true;    // false: a warning, connect can proceed
+};
+
+struct HostCheck {
+  std::string hostnqn;  // trimmed, possibly empty
+  std::string hostid;
+  std::string hostnqn_source;
+  std::string hostid_source;
+  std::vector<HostProblem> problems;
+  bool ok() const;
+};
+
+HostCheck check_host_identity(const HostIdentityInput& in);
+
+}  // namespace rnvme

@@ -1,0 +1,222 @@
+#include "core/options.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "core/hostid.h"
+
+namespace rnvme {
+namespace {
+
+std::string* f_transport(ConnectOptions& o) { return &o.transport; }
+std::string* f_traddr(ConnectOptions& o) { return &o.traddr; }
+std::string* f_trsvcid(ConnectOptions& o) { return &o.trsvcid; }
+std::string* f_nqn(ConnectOptions& o) { return &o.nqn; }
+std::string* f_hostnqn(ConnectOptions& o) { return &o.hostnqn; }
+std::string* f_hostid(ConnectOptions& o) { return &o.hostid; }
+std::string* f_host_traddr(ConnectOptions& o) { return &o.host_traddr; }
+std::optional<int>* f_queue_size(ConnectOptions& o) { return &o.queue_size; }
+std::optional<int>* f_nr_io(ConnectOptions& o) { return &o.nr_io_queues; }
+std::optional<int>* f_nr_write(ConnectOptions& o) { return &o.nr_write_queues; }
+std::optional<int>* f_nr_poll(ConnectOptions& o) { return &o.nr_poll_queues; }
+std::optional<int>* f_reconnect(ConnectOptions& o) { return &o.reconnect_delay; }
+std::optional<int>* f_ctrl_loss(ConnectOptions& o) { return &o.ctrl_loss_tmo; }
+std::optional<int>* f_fast_io(ConnectOptions& o) { return &o.fast_io_fail_tmo; }
+std::optional<int>* f_kato(ConnectOptions& o) { return &o.keep_alive_tmo; }
+std::optional<int>* f_tos(ConnectOptions& o) { return &o.tos; }
+bool* f_dup(ConnectOptions& o) { return &o.duplicate_connect; }
+bool* f_sqflow(ConnectOptions& o) { return &o.disable_sqflow; }
+
+using K = OptionKind;
+
+Status bad(std::string_view name, std::string_view value, std::string_view why) {
+  return make_error(ErrorCode::kUsage, fmt::format("invalid value '{}' for --{}", value, name),
+                    std::string(why), fmt::format("pass a valid --{} (see rnvme(8))", name));
+}
+
+Status check_range(std::string_view name, const std::optional<int>& v, long lo, long hi,
+                   std::string_view meaning) {
+  if (!v || (*v >= lo && *v <= hi)) return Ok{};
+  return bad(name, std::to_string(*v), fmt::format("--{} must be {}..{} ({})", name, lo, hi, meaning));
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& option_table() {
+  static const std::vector<OptionSpec> table = {
+      {"transport", 't', K::kString, "transport type (only rdma)", f_transport, nullptr, nullptr},
+      {"traddr", 'a', K::kString, "target address (IPv4 or IPv6)", f_traddr, nullptr, nullptr},
+      {"trsvcid", 's', K::kString, "target port (default 4420)", f_trsvcid, nullptr, nullptr},
+      {"nqn", 'n', K::kString, "subsystem NQN", f_nqn, nullptr, nullptr},
+      {"hostnqn", 'q', K::kString, "host NQN (default /etc/nvme/hostnqn)", f_hostnqn, nullptr, nullptr},
+      {"hostid", 'I', K::kString, "host UUID (default /etc/nvme/hostid)", f_hostid, nullptr, nullptr},
+      {"host-traddr", 'w', K::kString, "source address; selects the local RDMA port", f_host_traddr,
+       nullptr, nullptr},
+      {"queue-size", 'Q', K::kInt, "I/O queue depth, 16..1024", nullptr, f_queue_size, nullptr},
+      {"nr-io-queues", 'i', K::kInt, "number of I/O queues", nullptr, f_nr_io, nullptr},
+      {"nr-write-queues", 'W', K::kInt, "additional write queues", nullptr, f_nr_write, nullptr},
+      {"nr-poll-queues", 'P', K::kInt, "additional poll queues", nullptr, f_nr_poll, nullptr},
+      {"reconnect-delay", 'c', K::kInt, "seconds between reconnect attempts", nullptr, f_reconnect,
+       nullptr},
+      {"ctrl-loss-tmo", 'l', K::kInt, "seconds before giving up on a lost controller (-1: never)",
+       nullptr, f_ctrl_loss, nullptr},
+      {"fast-io-fail-tmo", 'f', K::kInt, "seconds before failing I/O while reconnecting (-1: off)",
+       nullptr, f_fast_io, nullptr},
+      {"keep-alive-tmo", 'k', K::kInt, "keep-alive timeout in seconds", nullptr, f_kato, nullptr},
+      {"tos", 'T', K::kInt, "type of service, 0..255", nullptr, f_tos, nullptr},
+      {"duplicate-connect", 'D', K::kFlag, "allow a second connection to the same target", nullptr,
+       nullptr, f_dup},
+      {"disable-sqflow", 'd', K::kFlag, "disable SQ flow control", nullptr, nullptr, f_sqflow},
+  };
+  return table;
+}
+
+const OptionSpec* find_option(std::string_view name) {
+  for (const auto& spec : option_table()) {
+    if (spec.long_name == name) return &spec;
+    if (name.size() == 1 && spec.short_name == name[0]) return &spec;
+  }
+  // nvme-cli spells these with an underscore in config.json; accept both on input.
+  std::string dashed(name);
+  for (auto& c : dashed)
+    if (c == '_') c = '-';
+  if (dashed != name) return find_option(dashed);
+  return nullptr;
+}
+
+Status set_option(ConnectOptions& opts, const OptionSpec& spec, std::string_view value) {
+  switch (spec.kind) {
+    case K::kString:
+      *spec.str(opts) = std::string(value);
+      return Ok{};
+    case K::kInt: {
+      int v = 0;
+      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (ec != std::errc() || p != value.data() + value.size() || value.empty())
+        return bad(spec.long_name, value, "expected an integer");
+      *spec.num(opts) = v;
+      return Ok{};
+    }
+    case K::kFlag:
+      if (value.empty() || value == "true" || value == "1") {
+        *spec.flag(opts) = true;
+      } else if (value == "false" || value == "0") {
+        *spec.flag(opts) = false;
+      } else {
+        return bad(spec.long_name, value, "expected true or false");
+      }
+      return Ok{};
+  }
+  return Ok{};
+}
+
+bool is_ip_address(std::string_view s) {
+  std::string str(s);
+  unsigned char buf[16];
+  return inet_pton(AF_INET, str.c_str(), buf) == 1 || inet_pton(AF_INET6, str.c_str(), buf) == 1;
+}
+
+Status validate(const ConnectOptions& o) {
+  if (o.transport != "rdma")
+    return bad("transport", o.transport,
+               "rnvme drives the RDMA transport only; use nvme-cli for tcp, fc or loop");
+  if (o.traddr.empty())
+    return make_error(ErrorCode::kUsage, "missing --traddr", "the RDMA transport needs a target address",
+                      "pass --traddr=<target IP>");
+  if (!is_ip_address(o.traddr))
+    return bad("traddr", o.traddr, "the RDMA transport needs a numeric IPv4 or IPv6 address");
+  if (!o.host_traddr.empty() && !is_ip_address(o.host_traddr))
+    return bad("host-traddr", o.host_traddr, "--host-traddr must be a local IPv4 or IPv6 address");
+  if (!o.trsvcid.empty()) {
+    int port = 0;
+    auto [p, ec] = std::from_chars(o.trsvcid.data(), o.trsvcid.data() + o.trsvcid.size(), port);
+    if (ec != std::errc() || p != o.trsvcid.data() + o.trsvcid.size() || port < 1 || port > 65535)
+      return bad("trsvcid", o.trsvcid, "--trsvcid must be a port number 1..65535");
+  }
+  if (o.nqn.empty())
+    return make_error(ErrorCode::kUsage, "missing --nqn", "the subsystem NQN is required",
+                      "pass --nqn=<subsystem NQN> (rnvme discover lists them)");
+  for (auto [name, value] : {std::pair{"nqn", &o.nqn}, std::pair{"hostnqn", &o.hostnqn}}) {
+    if (value->empty()) continue;
+    if (!is_valid_nqn(*value))
+      return bad(name, *value,
+                 fmt::format("an NQN starts with 'nqn.', has at most {} bytes and no commas or "
+                             "spaces",
+                             kNqnMaxLen));
+  }
+  if (!o.hostid.empty() && !is_valid_uuid(o.hostid))
+    return bad("hostid", o.hostid, "--hostid must be a UUID like 4f2d6f1e-8c1b-4f53-9a53-2f3e8c7a1b20");
+
+  if (auto st = check_range("queue-size", o.queue_size, 16, 1024, "entries per I/O queue"); !st)
+    return st;
+  if (auto st = check_range("nr-io-queues", o.nr_io_queues, 1, 65535, "I/O queues"); !st) return st;
+  if (auto st = check_range("nr-write-queues", o.nr_write_queues, 0, 65535, "write queues"); !st)
+    return st;
+  if (auto st = check_range("nr-poll-queues", o.nr_poll_queues, 0, 65535, "poll queues"); !st)
+    return st;
+  if (auto st = check_range("reconnect-delay", o.reconnect_delay, 1, 86400, "seconds"); !st)
+    return st;
+  if (auto st = check_range("ctrl-loss-tmo", o.ctrl_loss_tmo, -1, 31536000, "seconds, -1 = forever");
+      !st)
+    return st;
+  if (auto st = check_range("fast-io-fail-tmo", o.fast_io_fail_tmo, -1, 31536000, "seconds, -1 = off");
+      !st)
+    return st;
+  if (auto st = check_range("keep-alive-tmo", o.keep_alive_tmo, 0, 65535, "seconds"); !st) return st;
+  if (auto st = check_range("tos", o.tos, 0, 255, "IP type of service"); !st) return st;
+  return Ok{};
+}
+
+Result<std::string> build_option_string(const ConnectOptions& o) {
+  if (auto st = validate(o); !st) return st.error();
+  // Token order follows the grammar documented for /dev/nvme-fabrics; the kernel accepts any order.
+  std::string s = fmt::format("transport={},traddr={}", o.transport, o.traddr);
+  s += fmt::format(",trsvcid={}", o.trsvcid.empty() ? kDefaultRdmaPort : std::string_view(o.trsvcid));
+  s += fmt::format(",nqn={}", o.nqn);
+  if (!o.hostnqn.empty()) s += fmt::format(",hostnqn={}", o.hostnqn);
+  if (!o.hostid.empty()) s += fmt::format(",hostid={}", o.hostid);
+  if (!o.host_traddr.empty()) s += fmt::format(",host_traddr={}", o.host_traddr);
+  auto num = [&s](std::string_view token, const std::optional<int>& v) {
+    if (v) s += fmt::format(",{}={}", token, *v);
+  };
+  num("queue_size", o.queue_size);
+  num("nr_io_queues", o.nr_io_queues);
+  num("nr_write_queues", o.nr_write_queues);
+  num("nr_poll_queues", o.nr_poll_queues);
+  num("reconnect_delay", o.reconnect_delay);
+  num("ctrl_loss_tmo", o.ctrl_loss_tmo);
+  num("fast_io_fail_tmo", o.fast_io_fail_tmo);
+  num("keep_alive_tmo", o.keep_alive_tmo);
+  num("tos", o.tos);
+  if (o.duplicate_connect) s += ",duplicate_connect";
+  if (o.disable_sqflow) s += ",disable_sqflow";
+  return s;
+}
+
+Result<ConnectReply> parse_connect_reply(std::string_view text) {
+  ConnectReply r;
+  const std::string_view whole = text;
+  while (!text.empty()) {
+    auto end = text.find_first_of(",\n");
+    auto tok = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    auto eq = tok.find('=');
+    if (eq == std::string_view::npos) continue;
+    auto key = tok.substr(0, eq);
+    auto val = tok.substr(eq + 1);
+    int v = -1;
+    auto [p, ec] = std::from_chars(val.data(), val.data() + val.size(), v);
+    if (ec != std::errc()) continue;
+    if (key == "instance") r.instance = v;
+    if (key == "cntlid") r.cntlid = v;
+  }
+  if (r.instance < 0)
+    return make_error(ErrorCode::kFailure,
+                      fmt::format("unexpected reply from /dev/nvme-fabrics: '{}'", whole),
+                      "the kernel did not report the new controller's instance");
+  return r;
+}
+
+}  // namespace rnvme

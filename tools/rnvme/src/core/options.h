@@ -1,0 +1,74 @@
+// Connect options: the model behind `connect`, `discover`, discovery.conf and config.json, and the
+// exact option string nvme-fabrics parses from /dev/nvme-fabrics.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace rnvme {
+
+inline constexpr std::string_view kDiscoveryNqn = "nqn.2014-08.org.nvmexpress.discovery";
+inline constexpr std::string_view kDefaultRdmaPort = "4420";  // NVME_RDMA_IP_PORT
+inline constexpr size_t kNqnMaxLen = 223;                      // NVMF_NQN_SIZE minus NUL
+
+struct ConnectOptions {
+  std::string transport = "rdma";
+  std::string traddr;
+  std::string trsvcid;      // empty: the kernel's default, 4420
+  std::string nqn;
+  std::string hostnqn;      // empty: the kernel's default host
+  std::string hostid;
+  std::string host_traddr;
+  std::optional<int> queue_size;
+  std::optional<int> nr_io_queues;
+  std::optional<int> nr_write_queues;
+  std::optional<int> nr_poll_queues;
+  std::optional<int> reconnect_delay;
+  std::optional<int> ctrl_loss_tmo;
+  std::optional<int> fast_io_fail_tmo;
+  std::optional<int> keep_alive_tmo;
+  std::optional<int> tos;
+  bool duplicate_connect = false;
+  bool disable_sqflow = false;
+
+  bool is_discovery() const { return nqn == kDiscoveryNqn; }
+};
+
+// One row per option the tool accepts, shared by the command line and discovery.conf so both
+// grammars stay identical (nvme-cli's long names and short letters).
+enum class OptionKind { kString, kInt, kFlag };
+struct OptionSpec {
+  std::string_view long_name;   // without "--"
+  char short_name;              // 0: none
+  OptionKind kind;
+  std::string_view help;
+  std::string* (*str)(ConnectOptions&);
+  std::optional<int>* (*num)(ConnectOptions&);
+  bool* (*flag)(ConnectOptions&);
+};
+const std::vector<OptionSpec>& option_table();
+const OptionSpec* find_option(std::string_view long_or_short);
+
+// Sets one option from its textual value, as the command line and discovery.conf would.
+Status set_option(ConnectOptions& opts, const OptionSpec& spec, std::string_view value);
+
+// Rejects values nvme-fabrics would refuse, with the option's name and the accepted range.
+Status validate(const ConnectOptions& opts);
+
+// The exact string written to /dev/nvme-fabrics (validates first).
+Result<std::string> build_option_string(const ConnectOptions& opts);
+
+struct ConnectReply {
+  int instance = -1;  // N in /dev/nvmeN
+  int cntlid = -1;
+};
+// Parses "instance=N,cntlid=M\n" as read back from /dev/nvme-fabrics.
+Result<ConnectReply> parse_connect_reply(std::string_view text);
+
+bool is_ip_address(std::string_view s);
+
+}  // namespace rnvme

@@ -1,0 +1,156 @@
+#include "core/options.h"
+
+#include <gtest/gtest.h>
+
+namespace rnvme {
+namespace {
+
+ConnectOptions minimal() {
+  ConnectOptions o;
+  o.traddr = "192.168.50.10";
+  o.nqn = "nqn.2024-01.io.rnvme:target1";
+  return o;
+}
+
+TEST(Options, MinimalStringUsesDefaultPort) {
+  auto s = build_option_string(minimal());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(*s, "transport=rdma,traddr=192.168.50.10,trsvcid=4420,nqn=nqn.2024-01.io.rnvme:target1");
+}
+
+TEST(Options, FullStringFollowsGrammarOrder) {
+  ConnectOptions o = minimal();
+  o.trsvcid = "4421";
+  o.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
+  o.hostid = "6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
+  o.host_traddr = "192.168.50.1";
+  o.queue_size = 64;
+  o.nr_io_queues = 4;
+  o.nr_write_queues = 2;
+  o.nr_poll_queues = 1;
+  o.reconnect_delay = 5;
+  o.ctrl_loss_tmo = -1;
+  o.fast_io_fail_tmo = 30;
+  o.keep_alive_tmo = 10;
+  o.tos = 106;
+  o.duplicate_connect = true;
+  o.disable_sqflow = true;
+  auto s = build_option_string(o);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(*s,
+            "transport=rdma,traddr=192.168.50.10,trsvcid=4421,nqn=nqn.2024-01.io.rnvme:target1,"
+            "hostnqn=nqn.2014-08.org.nvmexpress:uuid:6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b,"
+            "hostid=6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b,host_traddr=192.168.50.1,queue_size=64,"
+            "nr_io_queues=4,nr_write_queues=2,nr_poll_queues=1,reconnect_delay=5,ctrl_loss_tmo=-1,"
+            "fast_io_fail_tmo=30,keep_alive_tmo=10,tos=106,duplicate_connect,disable_sqflow");
+}
+
+TEST(Options, Ipv6TargetAccepted) {
+  ConnectOptions o = minimal();
+  o.traddr = "fd00::10";
+  EXPECT_TRUE(validate(o).ok());
+}
+
+struct BadCase {
+  const char* name;
+  void (*mutate)(ConnectOptions&);
+  const char* option;  // must appear in the message
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
+class OptionsRejects : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(OptionsRejects, NamesTheOption) {
+  ConnectOptions o = minimal();
+  GetParam().mutate(o);
+  auto st = validate(o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kUsage);
+  EXPECT_NE(st.error().message.find(GetParam().option), std::string::npos) << st.error().message;
+  EXPECT_FALSE(build_option_string(o).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, OptionsRejects,
+    ::testing::Values(
+        BadCase{"queue_small", [](ConnectOptions& o) { o.queue_size = 15; }, "queue-size"},
+        BadCase{"queue_big", [](ConnectOptions& o) { o.queue_size = 1025; }, "queue-size"},
+        BadCase{"io_queues_zero", [](ConnectOptions& o) { o.nr_io_queues = 0; }, "nr-io-queues"},
+        BadCase{"write_neg", [](ConnectOptions& o) { o.nr_write_queues = -1; }, "nr-write-queues"},
+        BadCase{"reconnect_zero", [](ConnectOptions& o) { o.reconnect_delay = 0; }, "reconnect-delay"},
+        BadCase{"ctrl_loss", [](ConnectOptions& o) { o.ctrl_loss_tmo = -2; }, "ctrl-loss-tmo"},
+        BadCase{"fast_io", [](ConnectOptions& o) { o.fast_io_fail_tmo = -5; }, "fast-io-fail-tmo"},
+        BadCase{"kato", [](ConnectOptions& o) { o.keep_alive_tmo = -1; }, "keep-alive-tmo"},
+        BadCase{"tos", [](ConnectOptions& o) { o.tos = 256; }, "tos"},
+        BadCase{"transport", [](ConnectOptions& o) { o.transport = "tcp"; }, "transport"},
+        BadCase{"traddr_name", [](ConnectOptions& o) { o.traddr = "target.example"; }, "traddr"},
+        BadCase{"traddr_missing", [](ConnectOptions& o) { o.traddr.clear(); }, "traddr"},
+        BadCase{"traddr_comma", [](ConnectOptions& o) { o.traddr = "10.0.0.1,nqn=x"; }, "traddr"},
+        BadCase{"host_traddr", [](ConnectOptions& o) { o.host_traddr = "eth0"; }, "host-traddr"},
+        BadCase{"port_text", [](ConnectOptions& o) { o.trsvcid = "nvme"; }, "trsvcid"},
+        BadCase{"port_zero", [](ConnectOptions& o) { o.trsvcid = "0"; }, "trsvcid"},
+        BadCase{"port_big", [](ConnectOptions& o) { o.trsvcid = "65536"; }, "trsvcid"},
+        BadCase{"nqn_missing", [](ConnectOptions& o) { o.nqn.clear(); }, "nqn"},
+        BadCase{"nqn_prefix", [](ConnectOptions& o) { o.nqn = "iqn.2024-01.x:y"; }, "nqn"},
+        BadCase{"nqn_comma", [](ConnectOptions& o) { o.nqn = "nqn.2024-01.x:y,queue_size=9"; }, "nqn"},
+        BadCase{"nqn_long", [](ConnectOptions& o) { o.nqn = "nqn." + std::string(220, 'a'); }, "nqn"},
+        BadCase{"hostnqn", [](ConnectOptions& o) { o.hostnqn = "host one"; }, "hostnqn"},
+        BadCase{"hostid", [](ConnectOptions& o) { o.hostid = "not-a-uuid"; }, "hostid"}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+TEST(Options, RangeEdgesAccepted) {
+  ConnectOptions o = minimal();
+  o.queue_size = 16;
+  o.tos = 0;
+  o.ctrl_loss_tmo = -1;
+  o.fast_io_fail_tmo = -1;
+  EXPECT_TRUE(validate(o).ok());
+  o.queue_size = 1024;
+  o.tos = 255;
+  EXPECT_TRUE(validate(o).ok());
+}
+
+TEST(Options, SetOptionParsesIntegersStrictly) {
+  ConnectOptions o;
+  const OptionSpec* q = find_option("queue-size");
+  ASSERT_NE(q, nullptr);
+  EXPECT_TRUE(set_option(o, *q, "64").ok());
+  EXPECT_EQ(o.queue_size, 64);
+  EXPECT_FALSE(set_option(o, *q, "64k").ok());
+  EXPECT_FALSE(set_option(o, *q, "").ok());
+  EXPECT_EQ(o.queue_size, 64);
+}
+
+TEST(Options, FindOptionByShortLongAndUnderscore) {
+  EXPECT_EQ(find_option("a")->long_name, "traddr");
+  EXPECT_EQ(find_option("Q")->long_name, "queue-size");
+  EXPECT_EQ(find_option("host_traddr")->long_name, "host-traddr");
+  EXPECT_EQ(find_option("ctrl_loss_tmo")->long_name, "ctrl-loss-tmo");
+  EXPECT_EQ(find_option("hdr-digest"), nullptr);
+}
+
+TEST(Options, FlagValues) {
+  ConnectOptions o;
+  const OptionSpec* d = find_option("duplicate-connect");
+  EXPECT_TRUE(set_option(o, *d, "").ok());
+  EXPECT_TRUE(o.duplicate_connect);
+  EXPECT_TRUE(set_option(o, *d, "false").ok());
+  EXPECT_FALSE(o.duplicate_connect);
+  EXPECT_FALSE(set_option(o, *d, "maybe").ok());
+}
+
+TEST(Options, ParseConnectReply) {
+  auto r = parse_connect_reply("instance=3,cntlid=17\n");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->instance, 3);
+  EXPECT_EQ(r->cntlid, 17);
+  EXPECT_FALSE(parse_connect_reply("").ok());
+  EXPECT_FALSE(parse_connect_reply("cntlid=1").ok());
+  auto bad = parse_connect_reply("garbage");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("garbage"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rnvme

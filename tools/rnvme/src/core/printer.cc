@@ -1,0 +1,306 @@
+#include "core/printer.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+namespace rnvme {
+namespace {
+
+using nlohmann::json;
+
+json opt(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+json str_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+std::string opt_text(const std::optional<int>& v, std::string_view none = "off") {
+  return v ? std::to_string(*v) : std::string(none);
+}
+
+json ns_json(const NvmeNamespace& n) {
+  return {{"name", n.name},
+          {"device", str_or_null(n.dev_path)},
+          {"nsid", n.nsid},
+          {"size_bytes", n.size_bytes},
+          {"block_size", n.block_size}};
+}
+
+void ns_text(std::ostream& o, const NvmeNamespace& n, std::string_view indent) {
+  fmt::print(o, "{}{:<12} nsid {:<4} {:>10}  ({} blocks of {} B){}\n", indent, n.name, n.nsid,
+             human_size(n.size_bytes), n.block_size ? n.size_bytes / n.block_size : 0,
+             n.block_size, n.dev_path.empty() ? "" : "  " + n.dev_path);
+}
+
+}  // namespace
+
+std::string human_size(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    u++;
+  }
+  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.2f} {}", v, units[u]);
+}
+
+json to_json(const DiscoveryLog& log) {
+  json entries = json::array();
+  for (const auto& e : log.entries) {
+    json j = {{"trtype", trtype_name(e.trtype)},
+              {"adrfam", adrfam_name(e.adrfam)},
+              {"subtype", subtype_name(e.subtype)},
+              {"treq", treq_name(e.treq)},
+              {"portid", e.portid},
+              {"trsvcid", e.trsvcid},
+              {"subnqn", e.subnqn},
+              {"traddr", e.traddr},
+              {"cntlid", e.cntlid},
+              {"asqsz", e.asqsz},
+              {"eflags", e.eflags}};
+    if (e.trtype == kTrtypeRdma)
+      j["rdma"] = {{"qptype", rdma_qptype_name(e.rdma_qptype)},
+                   {"prtype", rdma_prtype_name(e.rdma_prtype)},
+                   {"cms", rdma_cms_name(e.rdma_cms)},
+                   {"pkey", e.rdma_pkey}};
+    entries.push_back(std::move(j));
+  }
+  return {{"genctr", log.genctr}, {"numrec", log.numrec}, {"recfmt", log.recfmt},
+          {"entries", std::move(entries)}};
+}
+
+json to_json(const Topology& t) {
+  json subs = json::array();
+  for (const auto& s : t.subsystems) {
+    json ctrls = json::array();
+    for (const auto& c : s.controllers) {
+      json paths = json::array();
+      for (const auto& n : c.paths) paths.push_back(ns_json(n));
+      ctrls.push_back({{"name", c.name},
+                       {"instance", c.instance},
+                       {"transport", c.transport},
+                       {"address", c.address},
+                       {"traddr", str_or_null(c.traddr)},
+                       {"trsvcid", str_or_null(c.trsvcid)},
+                       {"host_traddr", str_or_null(c.host_traddr)},
+                       {"state", c.state},
+                       {"cntlid", opt(c.cntlid)},
+                       {"queue_count", opt(c.queue_count)},
+                       {"sqsize", opt(c.sqsize)},
+                       {"ctrl_loss_tmo", opt(c.ctrl_loss_tmo)},
+                       {"reconnect_delay", opt(c.reconnect_delay)},
+                       {"fast_io_fail_tmo", opt(c.fast_io_fail_tmo)},
+                       {"hostnqn", str_or_null(c.hostnqn)},
+                       {"hostid", str_or_null(c.hostid)},
+                       {"paths", std::move(paths)}});
+    }
+    json nss = json::array();
+    for (const auto& n : s.namespaces) nss.push_back(ns_json(n));
+    subs.push_back({{"name", s.name},
+                    {"nqn", s.nqn},
+                    {"controllers", std::move(ctrls)},
+                    {"namespaces", std::move(nss)}});
+  }
+  return {{"subsystems", std::move(subs)}};
+}
+
+json to_json(const std::vector<RdmaDevice>& devs) {
+  json out = json::array();
+  for (const auto& d : devs) {
+    json ports = json::array();
+    for (const auto& p : d.ports) {
+      json gids = json::array();
+      for (const auto& g : p.gids)
+        gids.push_back({{"index", g.index}, {"gid", g.gid}, {"type", str_or_null(g.type)},
+                        {"ndev", str_or_null(g.ndev)}});
+      ports.push_back({{"port", p.index},
+                       {"state", p.state},
+                       {"phys_state", str_or_null(p.phys_state)},
+                       {"link_layer", str_or_null(p.link_layer)},
+                       {"active_mtu", p.active_mtu ? json(p.active_mtu) : json(nullptr)},
+                       {"netdev", str_or_null(p.netdev)},
+                       {"netdev_mtu", p.netdev_mtu ? json(p.netdev_mtu) : json(nullptr)},
+                       {"expected_active_mtu", p.netdev_mtu && p.link_layer == "Ethernet"
+                                                   ? json(roce_mtu_for_netdev_mtu(p.netdev_mtu))
+                                                   : json(nullptr)},
+                       {"gids", std::move(gids)}});
+    }
+    out.push_back({{"dev_index", d.index}, {"name", d.name}, {"node_type", str_or_null(d.node_type)},
+                   {"ports", std::move(ports)}});
+  }
+  return {{"devices", std::move(out)}};
+}
+
+json to_json(const HostCheck& hc) {
+  json problems = json::array();
+  for (const auto& p : hc.problems)
+    problems.push_back({{"source", p.source}, {"problem", p.problem}, {"fix", p.fix},
+                        {"fatal", p.fatal}});
+  return {{"hostnqn", str_or_null(hc.hostnqn)},
+          {"hostid", str_or_null(hc.hostid)},
+          {"hostnqn_source", hc.hostnqn_source},
+          {"hostid_source", hc.hostid_source},
+          {"ok", hc.ok()},
+          {"problems", std::move(problems)}};
+}
+
+json to_json(const ConnectOutcome& c) {
+  return {{"device", str_or_null(c.device)},
+          {"instance", c.instance >= 0 ? json(c.instance) : json(nullptr)},
+          {"cntlid", c.cntlid >= 0 ? json(c.cntlid) : json(nullptr)},
+          {"options", c.options},
+          {"dry_run", c.dry_run}};
+}
+
+json to_json(const DisconnectOutcome& d) {
+  return {{"devices", d.devices}, {"dry_run", d.dry_run}};
+}
+
+json to_json(const ConnectAllOutcome& c) {
+  json items = json::array();
+  for (const auto& i : c.items)
+    items.push_back({{"source", i.source},
+                     {"nqn", i.nqn},
+                     {"traddr", i.traddr},
+                     {"trsvcid", i.trsvcid},
+                     {"status", i.status},
+                     {"device", str_or_null(i.device)},
+                     {"options", str_or_null(i.options)},
+                     {"detail", str_or_null(i.detail)},
+                     {"failure_class", str_or_null(i.failure_class)}});
+  return {{"results", std::move(items)}};
+}
+
+json to_json(const Error& e) {
+  return {{"error",
+           {{"message", e.message},
+            {"reason", str_or_null(e.reason)},
+            {"cause", str_or_null(e.cause)},
+            {"fix", str_or_null(e.fix)},
+            {"evidence", e.evidence},
+            {"errno", e.sys_errno ? json(e.sys_errno) : json(nullptr)},
+            {"exit_code", exit_code(e.code)}}}};
+}
+
+int exit_code(ErrorCode code) { return static_cast<int>(code); }
+
+void Printer::json(const nlohmann::json& j) { out_ << j.dump(2) << '\n'; }
+
+void Printer::print(const DiscoveryLog& log) {
+  if (format_ == Format::kJson) return json(to_json(log));
+  fmt::print(out_, "Discovery Log Number of Records {}, Generation counter {}\n", log.numrec,
+             log.genctr);
+  for (size_t i = 0; i < log.entries.size(); i++) {
+    const auto& e = log.entries[i];
+    fmt::print(out_, "=====Discovery Log Entry {}======\n", i);
+    fmt::print(out_, "trtype:  {}\nadrfam:  {}\nsubtype: {}\ntreq:    {}\nportid:  {}\n",
+               trtype_name(e.trtype), adrfam_name(e.adrfam), subtype_name(e.subtype),
+               treq_name(e.treq), e.portid);
+    fmt::print(out_, "trsvcid: {}\nsubnqn:  {}\ntraddr:  {}\n", e.trsvcid, e.subnqn, e.traddr);
+    if (e.trtype == kTrtypeRdma)
+      fmt::print(out_, "rdma_prtype: {}\nrdma_qptype: {}\nrdma_cms:    {}\nrdma_pkey: {:#06x}\n",
+                 rdma_prtype_name(e.rdma_prtype), rdma_qptype_name(e.rdma_qptype),
+                 rdma_cms_name(e.rdma_cms), e.rdma_pkey);
+  }
+}
+
+void Printer::print(const Topology& t) {
+  if (format_ == Format::kJson) return json(to_json(t));
+  if (t.subsystems.empty()) {
+    fmt::print(out_, "no NVMe subsystems\n");
+    return;
+  }
+  for (const auto& s : t.subsystems) {
+    fmt::print(out_, "{} {}\n", s.name, s.nqn);
+    for (const auto& c : s.controllers) {
+      fmt::print(out_, "  {:<7} {} {} {}\n", c.name, c.transport, c.address, c.state);
+      fmt::print(out_,
+                 "          queues {}, sqsize {}, cntlid {}, ctrl_loss_tmo {}, reconnect_delay {}, "
+                 "fast_io_fail_tmo {}\n",
+                 opt_text(c.queue_count, "?"), opt_text(c.sqsize, "?"), opt_text(c.cntlid, "?"),
+                 opt_text(c.ctrl_loss_tmo), opt_text(c.reconnect_delay), opt_text(c.fast_io_fail_tmo));
+      for (const auto& n : c.paths) ns_text(out_, n, "          ");
+    }
+    for (const auto& n : s.namespaces) ns_text(out_, n, "  ");
+  }
+}
+
+void Printer::print(const std::vector<RdmaDevice>& devs) {
+  if (format_ == Format::kJson) return json(to_json(devs));
+  if (devs.empty()) {
+    fmt::print(out_, "no RDMA devices\n");
+    return;
+  }
+  for (const auto& d : devs) {
+    for (const auto& p : d.ports) {
+      fmt::print(out_, "{}/{}: state {} physical_state {} link_layer {} active_mtu {} netdev {}",
+                 d.name, p.index, p.state, p.phys_state.empty() ? "?" : p.phys_state,
+                 p.link_layer.empty() ? "?" : p.link_layer, p.active_mtu,
+                 p.netdev.empty() ? "-" : p.netdev);
+      if (p.netdev_mtu) fmt::print(out_, " (mtu {})", p.netdev_mtu);
+      // A RoCE MTU below what the netdev allows costs throughput silently (users' pain #7).
+      if (p.netdev_mtu && p.active_mtu && p.link_layer == "Ethernet" &&
+          p.active_mtu != roce_mtu_for_netdev_mtu(p.netdev_mtu))
+        fmt::print(out_, " [active_mtu {} but netdev mtu {} allows {}]", p.active_mtu,
+                   p.netdev_mtu, roce_mtu_for_netdev_mtu(p.netdev_mtu));
+      fmt::print(out_, "\n");
+      for (const auto& g : p.gids)
+        fmt::print(out_, "    gid {:<3} {} {:<11} {}\n", g.index, g.gid,
+                   g.type.empty() ? "?" : g.type, g.ndev);
+    }
+  }
+}
+
+void Printer::print(const HostCheck& hc) {
+  if (format_ == Format::kJson) return json(to_json(hc));
+  fmt::print(out_, "hostnqn: {}  ({})\nhostid:  {}  ({})\n",
+             hc.hostnqn.empty() ? "-" : hc.hostnqn, hc.hostnqn_source,
+             hc.hostid.empty() ? "-" : hc.hostid, hc.hostid_source);
+  for (const auto& p : hc.problems)
+    fmt::print(out_, "{}: {}: {}\n  fix: {}\n", p.fatal ? "error" : "warning", p.source, p.problem,
+               p.fix);
+  if (hc.problems.empty()) fmt::print(out_, "ok: hostnqn and hostid are consistent\n");
+}
+
+void Printer::print(const ConnectOutcome& c) {
+  if (format_ == Format::kJson) return json(to_json(c));
+  if (c.dry_run)
+    fmt::print(out_, "{}\n", c.options);
+  else
+    fmt::print(out_, "connected {} (cntlid {})\n", c.device, c.cntlid);
+}
+
+void Printer::print(const DisconnectOutcome& d) {
+  if (format_ == Format::kJson) return json(to_json(d));
+  for (const auto& dev : d.devices)
+    fmt::print(out_, "{} {}\n", d.dry_run ? "would disconnect" : "disconnected", dev);
+  if (d.devices.empty()) fmt::print(out_, "no matching controllers\n");
+}
+
+void Printer::print(const ConnectAllOutcome& c) {
+  if (format_ == Format::kJson) return json(to_json(c));
+  for (const auto& i : c.items) {
+    fmt::print(out_, "{:<17} {} {}:{}", i.status, i.nqn, i.traddr, i.trsvcid);
+    if (!i.device.empty()) fmt::print(out_, " -> {}", i.device);
+    if (i.status == "would_connect") fmt::print(out_, "\n  {}", i.options);
+    if (!i.detail.empty()) fmt::print(out_, "\n  {}", i.detail);
+    fmt::print(out_, "\n");
+  }
+}
+
+void Printer::print_error(const Error& e) {
+  if (format_ == Format::kJson) {
+    err_ << to_json(e).dump(2) << '\n';
+    return;
+  }
+  fmt::print(err_, "rnvme: {}\n", e.message);
+  if (!e.reason.empty()) fmt::print(err_, "  reason: {}\n", e.reason);
+  if (!e.cause.empty()) fmt::print(err_, "  cause: {}\n", e.cause);
+  if (!e.fix.empty()) fmt::print(err_, "  fix:   {}\n", e.fix);
+  if (!e.evidence.empty()) {
+    fmt::print(err_, "  evidence:\n");
+    for (const auto& l : e.evidence) fmt::print(err_, "    {}\n", l);
+  }
+}
+
+void Printer::note(std::string_view text) { fmt::print(err_, "{}\n", text); }
+
+}  // namespace rnvme
+

@@ -1,0 +1,82 @@
+// One Printer renders every model either as text for people or as JSON for programs. JSON keys
+// are stable snake_case; numbers are numbers; absent values are null.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/discovery.h"
+#include "core/explain.h"
+#include "core/hostid.h"
+#include "core/rdma.h"
+#include "core/result.h"
+#include "core/topology.h"
+
+namespace rnvme {
+
+enum class Format { kText, kJson };
+
+struct ConnectOutcome {
+  std::string device;        // nvme3; empty on --dry-run
+  int instance = -1;
+  int cntlid = -1;
+  std::string options;       // the string written (or that would be written)
+  bool dry_run = false;
+};
+
+struct DisconnectOutcome {
+  std::vector<std::string> devices;
+  bool dry_run = false;
+};
+
+struct ConnectAllItem {
+  std::string source;        // "discovery 10.0.0.1:4420", "config.json", "discovery.conf:3"
+  std::string nqn, traddr, trsvcid;
+  std::string status;        // connected, already_connected, would_connect, skipped, failed
+  std::string device;        // when connected
+  std::string options;
+  std::string detail;        // why skipped or failed
+  std::string failure_class; // failure_class_name() when failed
+};
+struct ConnectAllOutcome {
+  std::vector<ConnectAllItem> items;
+};
+
+nlohmann::json to_json(const DiscoveryLog& log);
+nlohmann::json to_json(const Topology& t);
+nlohmann::json to_json(const std::vector<RdmaDevice>& devs);
+nlohmann::json to_json(const HostCheck& hc);
+nlohmann::json to_json(const ConnectOutcome& c);
+nlohmann::json to_json(const DisconnectOutcome& d);
+nlohmann::json to_json(const ConnectAllOutcome& c);
+nlohmann::json to_json(const Error& e);
+
+class Printer {
+ public:
+  Printer(Format format, std::ostream& out, std::ostream& err) : format_(format), out_(out), err_(err) {}
+  Format format() const { return format_; }
+  void set_format(Format f) { format_ = f; }
+
+  void print(const DiscoveryLog& log);
+  void print(const Topology& t);
+  void print(const std::vector<RdmaDevice>& devs);
+  void print(const HostCheck& hc);
+  void print(const ConnectOutcome& c);
+  void print(const DisconnectOutcome& d);
+  void print(const ConnectAllOutcome& c);
+  void print_error(const Error& e);    // to the error stream
+  void note(std::string_view text);    // -v chatter, always to the error stream
+
+ private:
+  void json(const nlohmann::json& j);
+  Format format_;
+  std::ostream& out_;
+  std::ostream& err_;
+};
+
+std::string human_size(uint64_t bytes);
+
+}  // namespace rnvme

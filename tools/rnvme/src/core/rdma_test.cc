@@ -1,0 +1,49 @@
+#include "core/rdma.h"
+
+#include <gtest/gtest.h>
+
+namespace rnvme {
+namespace {
+
+TEST(Rdma, GidForAddress) {
+  EXPECT_EQ(gid_for_address("192.168.50.1"), "0000:0000:0000:0000:0000:ffff:c0a8:3201");
+  EXPECT_EQ(gid_for_address("fe80::1"), "fe80:0000:0000:0000:0000:0000:0000:0001");
+  EXPECT_EQ(gid_for_address("eth0"), std::nullopt);
+}
+
+TEST(Rdma, SysfsParsing) {
+  EXPECT_EQ(strip_state_prefix("4: ACTIVE\n"), "ACTIVE");
+  EXPECT_EQ(strip_state_prefix("5: LinkUp"), "LinkUp");
+  EXPECT_EQ(parse_mtu("1024 (3)"), 1024);
+  EXPECT_EQ(parse_mtu(""), 0);
+  EXPECT_TRUE(is_zero_gid("0000:0000:0000:0000:0000:0000:0000:0000\n"));
+  EXPECT_FALSE(is_zero_gid("fe80:0000:0000:0000:0000:0000:0000:0001"));
+}
+
+TEST(Rdma, FindGidPrefersRoceV2) {
+  std::vector<RdmaDevice> devs(1);
+  devs[0].name = "rxe0";
+  devs[0].ports.resize(1);
+  auto& p = devs[0].ports[0];
+  const std::string g = *gid_for_address("10.1.1.1");
+  p.gids = {{0, g, "IB/RoCE v1", "eth0"}, {1, g, "RoCE v2", "eth0"}};
+  auto m = find_gid(devs, "10.1.1.1");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->gid->index, 1);
+  p.gids.pop_back();
+  m = find_gid(devs, "10.1.1.1");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->gid->type, "IB/RoCE v1");
+  EXPECT_FALSE(find_gid(devs, "10.1.1.2"));
+}
+
+TEST(Rdma, RoceMtuForNetdevMtu) {
+  EXPECT_EQ(roce_mtu_for_netdev_mtu(1500), 1024);
+  EXPECT_EQ(roce_mtu_for_netdev_mtu(4200), 4096);
+  EXPECT_EQ(roce_mtu_for_netdev_mtu(4100), 2048);
+  EXPECT_EQ(roce_mtu_for_netdev_mtu(9000), 4096);
+  EXPECT_EQ(roce_mtu_for_netdev_mtu(100), 0);
+}
+
+}  // namespace
+}  // namespace rnvme

@@ -1,0 +1,76 @@
+// rnvme: NVMe-over-Fabrics RDMA host control tool. The only place that turns errors into exit
+// codes and stderr text.
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <random>
+
+#include "cmd/commands.h"
+#include "sys/sysfs.h"
+
+namespace {
+
+std::array<uint8_t, 16> random_bytes() {
+  std::random_device rd;  // /dev/urandom-backed on Linux
+  std::array<uint8_t, 16> b{};
+  for (auto& x : b) x = static_cast<uint8_t>(rd());
+  return b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace rnvme;
+  CLI::App app{"rnvme: NVMe over Fabrics (RDMA) host control tool"};
+  app.require_subcommand(1, 1);
+  std::string format = "text";
+  bool dry_run = false;
+  int verbose = 0;
+  app.add_option("-o,--output-format", format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app.add_flag("--dry-run", dry_run, "print what would be written; change nothing");
+  app.add_flag("-v,--verbose", verbose, "print the option string and checks (repeatable)");
+
+  std::vector<std::pair<CLI::App*, Action>> actions;
+  for (const auto& cmd : command_table()) {
+    CLI::App* sub = app.add_subcommand(std::string(cmd.name), std::string(cmd.help));
+    sub->fallthrough();  // global options may follow the subcommand
+    actions.emplace_back(sub, cmd.setup(*sub));
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : exit_code(ErrorCode::kUsage);
+  }
+
+  Printer printer(format == "json" ? Format::kJson : Format::kText, std::cout, std::cerr);
+  const char* root = std::getenv("RNVME_ROOT");
+  RealFileSystem fs(root ? root : "");
+  RealFabricsDevice fabrics;
+  RealKernelLog kmsg;
+  LibnvmeDiscoveryLogSource dlog;
+  LibnlRdmaNetlink netlink;
+  RealNetProbe net;
+  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, printer, random_bytes, dry_run, verbose};
+
+  for (auto& [sub, action] : actions) {
+    if (!sub->parsed()) continue;
+    Status st = Ok{};
+    try {
+      st = action(ctx);
+    } catch (const std::exception& ex) {
+      // Nothing is expected to throw; if something does, say so plainly instead of aborting.
+      st = make_error(ErrorCode::kFailure, std::string("internal error: ") + ex.what());
+    }
+    if (!st) {
+      printer.print_error(st.error());
+      return exit_code(st.error().code);
+    }
+    return 0;
+  }
+  return exit_code(ErrorCode::kUsage);
+}

@@ -1,0 +1,62 @@
+// The file system behind an interface: sysfs, /etc/nvme and /sys/class/nvme writes go through it
+// so commands can be tested against an in-memory tree.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace rnvme {
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+  virtual Result<std::string> read(const std::string& path) const = 0;
+  virtual Status write(const std::string& path, std::string_view data) = 0;
+  // Entry names of a directory, sorted; symlinks are followed.
+  virtual Result<std::vector<std::string>> list(const std::string& dir) const = 0;
+  virtual bool exists(const std::string& path) const = 0;
+};
+
+// The real file system, optionally below `root` (RNVME_ROOT, for testing against a copied tree).
+class RealFileSystem final : public FileSystem {
+ public:
+  explicit RealFileSystem(std::string root = {}) : root_(std::move(root)) {}
+  Result<std::string> read(const std::string& path) const override;
+  Status write(const std::string& path, std::string_view data) override;
+  Result<std::vector<std::string>> list(const std::string& dir) const override;
+  bool exists(const std::string& path) const override;
+
+ private:
+  std::string root_;
+};
+
+// In-memory tree: files by absolute path; directories are implied by the paths below them.
+class FakeFileSystem final : public FileSystem {
+ public:
+  void add(const std::string& path, std::string content) { files_[path] = std::move(content); }
+  void add_dir(const std::string& path) { dirs_.insert(path); }
+  void remove(const std::string& path) {
+    files_.erase(path);
+    dirs_.erase(path);
+  }
+  Result<std::string> read(const std::string& path) const override;
+  Status write(const std::string& path, std::string_view data) override;
+  Result<std::vector<std::string>> list(const std::string& dir) const override;
+  bool exists(const std::string& path) const override;
+
+  // Every write, in order, as "path <- data".
+  std::vector<std::pair<std::string, std::string>> writes;
+  // Paths whose write fails with this errno.
+  std::map<std::string, int> write_errors;
+
+ private:
+  std::map<std::string, std::string> files_;
+  std::set<std::string> dirs_;
+};
+
+}  // namespace rnvme

@@ -1,0 +1,182 @@
+#include "sys/netlink.h"
+
+#include <fmt/format.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <rdma/rdma_netlink.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <memory>
+
+namespace rnvme {
+namespace {
+
+struct SockDeleter {
+  void operator()(nl_sock* s) const { nl_socket_free(s); }
+};
+struct MsgDeleter {
+  void operator()(nl_msg* m) const { nlmsg_free(m); }
+};
+using Sock = std::unique_ptr<nl_sock, SockDeleter>;
+using Msg = std::unique_ptr<nl_msg, MsgDeleter>;
+
+Error nl_error(std::string what, int rc) {
+  Error e = make_error(ErrorCode::kEnvironment,
+                       fmt::format("{}: {}", what, nl_geterror(rc)),
+                       "RDMA netlink is unavailable or refused the request",
+                       "load ib_core (and rdma_rxe for Soft-RoCE); changing links needs root");
+  return e;
+}
+
+Result<Sock> open_socket() {
+  Sock s(nl_socket_alloc());
+  if (!s) return make_error(ErrorCode::kFailure, "out of memory allocating a netlink socket");
+  if (int rc = nl_connect(s.get(), NETLINK_RDMA); rc < 0) return nl_error("connect to RDMA netlink", rc);
+  return s;
+}
+
+Msg new_msg(int cmd, int flags) {
+  return Msg(nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd), flags));
+}
+
+using Attrs = std::array<nlattr*, RDMA_NLDEV_ATTR_MAX>;
+
+bool parse(nl_msg* msg, Attrs& tb) {
+  tb.fill(nullptr);
+  // nldev messages carry attributes right after the netlink header (no family header).
+  return nlmsg_parse(nlmsg_hdr(msg), 0, tb.data(), RDMA_NLDEV_ATTR_MAX - 1, nullptr) == 0;
+}
+
+// Sends `msg` and feeds every reply to `on_msg`; waits for the dump's end or the ACK.
+template <typename F>
+Status transact(nl_sock* s, nl_msg* msg, F on_msg, std::string_view what) {
+  auto trampoline = [](nl_msg* m, void* arg) -> int {
+    (*static_cast<F*>(arg))(m);
+    return NL_OK;
+  };
+  nl_socket_modify_cb(s, NL_CB_VALID, NL_CB_CUSTOM, trampoline, &on_msg);
+  if (int rc = nl_send_auto(s, msg); rc < 0) return nl_error(std::string(what), rc);
+  if (int rc = nl_recvmsgs_default(s); rc < 0) return nl_error(std::string(what), rc);
+  return Ok{};
+}
+
+}  // namespace
+
+std::string ib_port_state_name(int s) {
+  switch (s) {
+    case 1: return "DOWN";
+    case 2: return "INIT";
+    case 3: return "ARMED";
+    case 4: return "ACTIVE";
+    case 5: return "ACTIVE_DEFER";
+    default: return fmt::format("state {}", s);
+  }
+}
+
+std::string ib_port_phys_state_name(int s) {
+  switch (s) {
+    case 1: return "SLEEP";
+    case 2: return "POLLING";
+    case 3: return "DISABLED";
+    case 4: return "PORT_CONFIGURATION_TRAINING";
+    case 5: return "LINK_UP";
+    case 6: return "LINK_ERROR_RECOVERY";
+    case 7: return "PHY_TEST";
+    default: return fmt::format("phys_state {}", s);
+  }
+}
+
+Result<std::vector<RdmaDevice>> LibnlRdmaNetlink::devices() {
+  auto sock = open_socket();
+  if (!sock) return sock.error();
+  std::vector<RdmaDevice> devs;
+  {
+    Msg msg = new_msg(RDMA_NLDEV_CMD_GET, NLM_F_REQUEST | NLM_F_DUMP);
+    auto st = transact(sock->get(), msg.get(), [&](nl_msg* m) {
+      Attrs tb;
+      if (!parse(m, tb) || !tb[RDMA_NLDEV_ATTR_DEV_INDEX] || !tb[RDMA_NLDEV_ATTR_DEV_NAME]) return;
+      RdmaDevice d;
+      d.index = static_cast<int>(nla_get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]));
+      d.name = nla_get_string(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
+      devs.push_back(std::move(d));
+    }, "list RDMA devices");
+    if (!st) return st.error();
+  }
+  for (auto& d : devs) {
+    // Port dumps are per device: the kernel requires the device index.
+    Msg msg = new_msg(RDMA_NLDEV_CMD_PORT_GET, NLM_F_REQUEST | NLM_F_DUMP);
+    nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(d.index));
+    auto st = transact(sock->get(), msg.get(), [&](nl_msg* m) {
+      Attrs tb;
+      if (!parse(m, tb) || !tb[RDMA_NLDEV_ATTR_PORT_INDEX]) return;
+      RdmaPort p;
+      p.index = static_cast<int>(nla_get_u32(tb[RDMA_NLDEV_ATTR_PORT_INDEX]));
+      if (tb[RDMA_NLDEV_ATTR_PORT_STATE])
+        p.state = ib_port_state_name(nla_get_u8(tb[RDMA_NLDEV_ATTR_PORT_STATE]));
+      if (tb[RDMA_NLDEV_ATTR_PORT_PHYS_STATE])
+        p.phys_state = ib_port_phys_state_name(nla_get_u8(tb[RDMA_NLDEV_ATTR_PORT_PHYS_STATE]));
+      if (tb[RDMA_NLDEV_ATTR_NDEV_NAME]) p.netdev = nla_get_string(tb[RDMA_NLDEV_ATTR_NDEV_NAME]);
+      d.ports.push_back(std::move(p));
+    }, "list RDMA ports");
+    if (!st) return st.error();
+    std::sort(d.ports.begin(), d.ports.end(),
+              [](const RdmaPort& a, const RdmaPort& b) { return a.index < b.index; });
+  }
+  std::sort(devs.begin(), devs.end(),
+            [](const RdmaDevice& a, const RdmaDevice& b) { return a.name < b.name; });
+  return devs;
+}
+
+Status LibnlRdmaNetlink::add_link(const std::string& name, const std::string& type,
+                                  const std::string& netdev) {
+  auto sock = open_socket();
+  if (!sock) return sock.error();
+  Msg msg = new_msg(RDMA_NLDEV_CMD_NEWLINK, NLM_F_REQUEST | NLM_F_ACK);
+  nla_put_string(msg.get(), RDMA_NLDEV_ATTR_DEV_NAME, name.c_str());
+  nla_put_string(msg.get(), RDMA_NLDEV_ATTR_LINK_TYPE, type.c_str());
+  nla_put_string(msg.get(), RDMA_NLDEV_ATTR_NDEV_NAME, netdev.c_str());
+  return transact(sock->get(), msg.get(), [](nl_msg*) {},
+                  fmt::format("rdma link add {} type {} netdev {}", name, type, netdev));
+}
+
+Status LibnlRdmaNetlink::del_link(const std::string& name) {
+  auto devs = devices();
+  if (!devs) return devs.error();
+  auto it = std::find_if(devs->begin(), devs->end(),
+                         [&](const RdmaDevice& d) { return d.name == name; });
+  if (it == devs->end())
+    return make_error(ErrorCode::kNotFound, fmt::format("no RDMA device named {}", name), {},
+                      "'rnvme rdma' lists the devices");
+  auto sock = open_socket();
+  if (!sock) return sock.error();
+  Msg msg = new_msg(RDMA_NLDEV_CMD_DELLINK, NLM_F_REQUEST | NLM_F_ACK);
+  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(it->index));
+  return transact(sock->get(), msg.get(), [](nl_msg*) {}, fmt::format("rdma link delete {}", name));
+}
+
+Status FakeRdmaNetlink::add_link(const std::string& name, const std::string& type,
+                                 const std::string& netdev) {
+  calls.push_back(fmt::format("add {} {} {}", name, type, netdev));
+  RdmaDevice d;
+  d.index = static_cast<int>(devs.size());
+  d.name = name;
+  RdmaPort p;
+  p.index = 1;
+  p.state = "ACTIVE";
+  p.netdev = netdev;
+  d.ports.push_back(p);
+  devs.push_back(d);
+  return Ok{};
+}
+
+Status FakeRdmaNetlink::del_link(const std::string& name) {
+  calls.push_back("del " + name);
+  auto it = std::find_if(devs.begin(), devs.end(), [&](const RdmaDevice& d) { return d.name == name; });
+  if (it == devs.end()) return make_error(ErrorCode::kNotFound, "no RDMA device named " + name);
+  devs.erase(it);
+  return Ok{};
+}
+
+}  // namespace rnvme

@@ -1,0 +1,49 @@
+// RDMA netlink (NETLINK_RDMA, RDMA_NL_NLDEV) through libnl: the device/port inventory and
+// Soft-RoCE link management (what iproute2's `rdma link add/del` does).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/rdma.h"
+#include "core/result.h"
+
+namespace rnvme {
+
+class RdmaNetlink {
+ public:
+  virtual ~RdmaNetlink() = default;
+  // Devices with index, name and ports (index, state, physical state, netdev); the GID table
+  // and MTUs are not in nldev and come from sysfs.
+  virtual Result<std::vector<RdmaDevice>> devices() = 0;
+  virtual Status add_link(const std::string& name, const std::string& type,
+                          const std::string& netdev) = 0;
+  virtual Status del_link(const std::string& name) = 0;
+};
+
+class LibnlRdmaNetlink final : public RdmaNetlink {
+ public:
+  Result<std::vector<RdmaDevice>> devices() override;
+  Status add_link(const std::string& name, const std::string& type,
+                  const std::string& netdev) override;
+  Status del_link(const std::string& name) override;
+};
+
+class FakeRdmaNetlink final : public RdmaNetlink {
+ public:
+  Result<std::vector<RdmaDevice>> devices() override {
+    if (unavailable) return make_error(ErrorCode::kEnvironment, "RDMA netlink unavailable");
+    return devs;
+  }
+  Status add_link(const std::string& name, const std::string& type,
+                  const std::string& netdev) override;
+  Status del_link(const std::string& name) override;
+  std::vector<RdmaDevice> devs;
+  bool unavailable = false;
+  std::vector<std::string> calls;  // "add rxe0 rxe eth0", "del rxe0"
+};
+
+std::string ib_port_state_name(int state);
+std::string ib_port_phys_state_name(int state);
+
+}  // namespace rnvme

@@ -1,0 +1,71 @@
+#include "sys/route.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "sys/fd.h"
+
+namespace rnvme {
+namespace {
+
+bool to_sockaddr(const std::string& ip, sockaddr_storage& ss, socklen_t& len) {
+  std::memset(&ss, 0, sizeof ss);
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  if (inet_pton(AF_INET, ip.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    len = sizeof *v4;
+    return true;
+  }
+  if (inet_pton(AF_INET6, ip.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    len = sizeof *v6;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::string> RealNetProbe::source_for(const std::string& dst) {
+  sockaddr_storage ss;
+  socklen_t len = 0;
+  if (!to_sockaddr(dst, ss, len)) return make_error(ErrorCode::kUsage, "not an IP address: " + dst);
+  reinterpret_cast<sockaddr_in*>(&ss)->sin_port = htons(4420);  // same offset for v4 and v6
+  // connect() on a UDP socket sends nothing: it only runs the route lookup.
+  Fd fd(::socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid() || ::connect(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) < 0) {
+    Error e = make_error(ErrorCode::kFailure, fmt::format("no route to {}: {}", dst, std::strerror(errno)));
+    e.sys_errno = errno;
+    return e;
+  }
+  sockaddr_storage local;
+  socklen_t llen = sizeof local;
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &llen) < 0) {
+    Error e = make_error(ErrorCode::kFailure, fmt::format("getsockname: {}", std::strerror(errno)));
+    e.sys_errno = errno;
+    return e;
+  }
+  char buf[INET6_ADDRSTRLEN] = {};
+  const void* addr = local.ss_family == AF_INET
+                         ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr)
+                         : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr);
+  inet_ntop(local.ss_family, addr, buf, sizeof buf);
+  return std::string(buf);
+}
+
+bool RealNetProbe::is_local(const std::string& ip) {
+  sockaddr_storage ss;
+  socklen_t len = 0;
+  if (!to_sockaddr(ip, ss, len)) return false;
+  Fd fd(::socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  // bind() to a port-0 address succeeds only for addresses configured on this host.
+  return fd.valid() && ::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) == 0;
+}
+
+}  // namespace rnvme

@@ -1,0 +1,27 @@
+// Reading NVMe and RDMA state out of sysfs (through FileSystem, so tests use a fake tree).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/rdma.h"
+#include "core/topology.h"
+#include "sys/fs.h"
+
+namespace rnvme {
+
+inline constexpr const char* kNvmeClass = "/sys/class/nvme";
+inline constexpr const char* kNvmeSubsysClass = "/sys/class/nvme-subsystem";
+inline constexpr const char* kInfinibandClass = "/sys/class/infiniband";
+
+NvmeController read_controller(const FileSystem& fs, const std::string& name);
+Topology scan_topology(const FileSystem& fs);
+
+// RDMA devices as sysfs lists them (fallback when netlink is unavailable).
+std::vector<RdmaDevice> rdma_devices_from_sysfs(const FileSystem& fs);
+// Adds link layer, MTUs, states missing from netlink and the populated GID entries.
+void add_rdma_sysfs_details(const FileSystem& fs, std::vector<RdmaDevice>& devs);
+
+bool module_loaded(const FileSystem& fs, const std::string& name);
+
+}  // namespace rnvme

@@ -1,0 +1,112 @@
+#include "testing/test_env.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/discovery.h"
+#include "core/rdma.h"
+
+namespace rnvme::testing {
+
+void add_rxe(TestEnv& env, const std::string& ip, const std::string& state) {
+  RdmaDevice d;
+  d.index = 0;
+  d.name = "rxe0";
+  RdmaPort p;
+  p.index = 1;
+  p.state = state;
+  p.phys_state = state == "ACTIVE" ? "LINK_UP" : "DISABLED";
+  p.netdev = "eth0";
+  d.ports.push_back(p);
+  env.netlink.devs.push_back(d);
+  const std::string base = "/sys/class/infiniband/rxe0/ports/1";
+  env.fs.add("/sys/class/infiniband/rxe0/node_type", "1: CA\n");
+  env.fs.add(base + "/state", fmt::format("{}: {}\n", state == "ACTIVE" ? 4 : 1, state));
+  env.fs.add(base + "/phys_state", "5: LinkUp\n");
+  env.fs.add(base + "/link_layer", "Ethernet\n");
+  env.fs.add(base + "/active_mtu", "1024 (3)\n");
+  env.fs.add("/sys/class/net/eth0/mtu", "1500\n");
+  const std::string gid = *gid_for_address(ip);
+  int idx = 0;
+  for (const char* type : {"IB/RoCE v1", "RoCE v2"}) {
+    env.fs.add(fmt::format("{}/gids/{}", base, idx), gid + "\n");
+    env.fs.add(fmt::format("{}/gid_attrs/types/{}", base, idx), std::string(type) + "\n");
+    env.fs.add(fmt::format("{}/gid_attrs/ndevs/{}", base, idx), "eth0\n");
+    idx++;
+  }
+  env.fs.add(fmt::format("{}/gids/{}", base, idx), "0000:0000:0000:0000:0000:0000:0000:0000\n");
+  env.net.local.insert(ip);
+}
+
+void add_modules(FakeFileSystem& fs) {
+  fs.add_dir("/sys/module/nvme_fabrics");
+  fs.add_dir("/sys/module/rnvme");
+}
+
+void add_controller(FakeFileSystem& fs, const std::string& name, const std::string& subsys,
+                    const std::string& nqn, const std::string& transport, const std::string& traddr,
+                    const std::string& trsvcid, const std::string& state) {
+  const std::string d = "/sys/class/nvme/" + name;
+  fs.add(d + "/transport", transport + "\n");
+  fs.add(d + "/address", fmt::format("traddr={},trsvcid={},src_addr=192.168.50.1\n", traddr, trsvcid));
+  fs.add(d + "/state", state + "\n");
+  fs.add(d + "/subsysnqn", nqn + "\n");
+  fs.add(d + "/cntlid", "1\n");
+  fs.add(d + "/queue_count", "3\n");
+  fs.add(d + "/sqsize", "127\n");
+  fs.add(d + "/ctrl_loss_tmo", "600\n");
+  fs.add(d + "/reconnect_delay", "10\n");
+  fs.add(d + "/fast_io_fail_tmo", "off\n");
+  fs.add(d + "/hostnqn", std::string(kHostnqn) + "\n");
+  fs.add(d + "/hostid", std::string(kHostUuid) + "\n");
+  const std::string s = "/sys/class/nvme-subsystem/" + subsys;
+  fs.add(s + "/subsysnqn", nqn + "\n");
+  fs.add_dir(s + "/" + name);
+}
+
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = std::string(RNVME_TESTDATA_DIR) + "/golden/" + name;
+  if (const char* u = std::getenv("RNVME_UPDATE_GOLDEN"); u && std::strcmp(u, "1") == 0) {
+    std::ofstream(path) << actual;
+    return;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << "missing golden file " << path << " (RNVME_UPDATE_GOLDEN=1 creates it)";
+  std::stringstream buf;
+  buf << in.rdbuf();
+  EXPECT_EQ(buf.str(), actual) << "rendering differs from " << path;
+}
+
+std::vector<uint8_t> make_discovery_log(const std::vector<LogEntry>& entries, uint64_t genctr) {
+  std::vector<uint8_t> b(kDiscoveryHeaderSize + entries.size() * kDiscoveryEntrySize, 0);
+  auto put = [&](size_t off, uint64_t v, size_t n) {
+    for (size_t i = 0; i < n; i++) b[off + i] = static_cast<uint8_t>(v >> (8 * i));
+  };
+  auto put_str = [&](size_t off, const std::string& s, size_t n) {
+    std::memset(&b[off], ' ', n);  // the spec pads address fields with spaces
+    std::memcpy(&b[off], s.data(), std::min(n, s.size()));
+  };
+  put(0, genctr, 8);
+  put(8, entries.size(), 8);
+  for (size_t i = 0; i < entries.size(); i++) {
+    size_t e = kDiscoveryHeaderSize + i * kDiscoveryEntrySize;
+    b[e + 0] = entries[i].trtype;
+    b[e + 1] = 1;  // ipv4
+    b[e + 2] = entries[i].subtype;
+    b[e + 3] = 2;  // secure channel not required
+    put(e + 4, i + 1, 2);
+    put(e + 6, 0xffff, 2);
+    put(e + 8, 32, 2);
+    put_str(e + 32, entries[i].trsvcid, 32);
+    std::memcpy(&b[e + 256], entries[i].subnqn.data(), entries[i].subnqn.size());
+    put_str(e + 512, entries[i].traddr, 256);
+    b[e + 768] = 1;  // connected
+    b[e + 769] = 1;  // not specified
+    b[e + 770] = 1;  // rdma-cm
+  }
+  return b;
+}
+
+}  // namespace rnvme::testing

@@ -1,0 +1,62 @@
+// Test helpers: a Context wired to fakes, sysfs tree builders, and golden-file comparison.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "cmd/context.h"
+
+namespace rnvme::testing {
+
+inline constexpr const char* kHostUuid = "6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
+inline constexpr const char* kHostnqn = "nqn.2014-08.org.nvmexpress:uuid:6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
+inline constexpr const char* kSubnqn = "nqn.2024-01.io.rnvme:target1";
+
+struct TestEnv {
+  FakeFileSystem fs;
+  FakeFabricsDevice fabrics;
+  FakeKernelLog kmsg;
+  FakeDiscoveryLogSource dlog;
+  FakeRdmaNetlink netlink;
+  FakeNetProbe net;
+  std::ostringstream out, err;
+  Printer printer{Format::kText, out, err};
+  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, printer, [] {
+                std::array<uint8_t, 16> b{};
+                for (size_t i = 0; i < b.size(); i++) b[i] = static_cast<uint8_t>(i * 17);
+                return b;
+              }};
+
+  void json() { printer.set_format(Format::kJson); }
+};
+
+// A consistent host identity in /etc/nvme.
+inline void add_host_identity(FakeFileSystem& fs) {
+  fs.add("/etc/nvme/hostnqn", std::string(kHostnqn) + "\n");
+  fs.add("/etc/nvme/hostid", std::string(kHostUuid) + "\n");
+}
+
+// One Soft-RoCE device on eth0 with a RoCE v1 and a v2 GID for `ip`, in netlink and sysfs.
+void add_rxe(TestEnv& env, const std::string& ip, const std::string& state = "ACTIVE");
+// /sys/module entries for nvme_fabrics and rnvme.
+void add_modules(FakeFileSystem& fs);
+// A controller in sysfs (and its subsystem directory).
+void add_controller(FakeFileSystem& fs, const std::string& name, const std::string& subsys,
+                    const std::string& nqn, const std::string& transport, const std::string& traddr,
+                    const std::string& trsvcid, const std::string& state = "live");
+
+// Compares with testdata/golden/<name>; RNVME_UPDATE_GOLDEN=1 rewrites the file instead.
+void expect_golden(const std::string& name, const std::string& actual);
+
+// Builds a discovery log page with the given (subnqn, traddr, trsvcid, subtype, trtype) entries.
+struct LogEntry {
+  std::string subnqn, traddr, trsvcid;
+  uint8_t subtype = 2;
+  uint8_t trtype = 1;
+};
+std::vector<uint8_t> make_discovery_log(const std::vector<LogEntry>& entries, uint64_t genctr = 7);
+
+}  // namespace rnvme::testing
