@@ -130,7 +130,7 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
   ConnectAllOutcome out;
   for (const auto& d : discovery) connect_from_discovery(ctx, topo, d, out);
   for (const auto& e : direct) {
-    if (e.opts.transport != "rdma") {
+    if (!is_rdma_transport_name(e.opts.transport)) {
       out.items.push_back({e.source, e.opts.nqn, e.opts.traddr, e.opts.trsvcid, "skipped", "", "",
                            fmt::format("transport {} is not rdma", e.opts.transport), ""});
       continue;

@@ -34,53 +34,69 @@ Diagnosis make(FailureClass cls, std::string cause, std::string fix) {
   return Diagnosis{cls, std::move(cause), std::move(fix), {}};
 }
 
-// CM reject, as rdma.c and rnvme log it:
+// CM rejects as the kernel logs them. In-tree rdma.c:
+//   "Connect rejected: status 8 (invalid service ID)."
 //   "Connect rejected: status 28 (consumer defined) nvme status 6 (resource not found)."
-std::optional<Diagnosis> from_cm_reject(const ConnectFacts& f) {
-  static const std::regex re(R"(Connect rejected: status (\d+)(?:[^.]*nvme status (\d+))?)");
-  for (const auto& l : f.kernel) {
+// rnvme.ko:
+//   "queue 0: connection rejected: invalid service ID (8); is the target listening on ...?"
+//   "queue 0: the target rejected the connection: NVMe/RDMA status 0x6 (target out of resources)"
+struct CmReject {
+  int cm = -1;      // IB CM reject reason, -1 if not logged
+  int nvme = -1;    // NVMe/RDMA status from the consumer reject data, -1 if none
+};
+
+std::optional<CmReject> find_cm_reject(const std::vector<std::string>& lines) {
+  static const std::regex intree(R"(Connect rejected: status (\d+)(?:[^.]*nvme status (\d+))?)");
+  static const std::regex ours_nvme(R"(rejected the connection: NVMe/RDMA status (0x[0-9a-fA-F]+|\d+))");
+  static const std::regex ours_cm(R"(connection rejected: [^;]*\((\d+)\))");
+  for (const auto& l : lines) {
     std::smatch m;
-    if (!std::regex_search(l, m, re)) continue;
-    int cm = std::stoi(m[1]);
-    if (m[2].matched) {
-      int st = std::stoi(m[2]);
-      auto name = nvme_rdma_cm_status_name(st);
-      std::string fix;
-      switch (st) {
-        case 0x04:
-        case 0x05:
-          fix = "lower --queue-size (the target caps queue depth; 128 is safe for Linux targets)";
-          break;
-        case 0x06:
-          fix = "lower --queue-size or --nr-io-queues, or free resources on the target "
-                "(too many connections or queues)";
-          break;
-        case 0x09:
-          fix = "the target does not know the controller ID of this association; reconnect, and "
-                "check that both sides run compatible kernels";
-          break;
-        default:
-          fix = "the host and target disagree on the NVMe/RDMA connection format; check both "
-                "kernels and the target's port settings";
-      }
-      return make(FailureClass::kTargetRejected,
-                  fmt::format("the target rejected the RDMA connection with NVMe/RDMA status {} "
-                              "({})",
-                              st, name),
-                  fix);
-    }
-    if (cm == 8)
-      return make(FailureClass::kWrongPort,
-                  fmt::format("nothing listens for NVMe/RDMA on {} (RDMA CM reject: {})",
-                              target(f.opts), cm_reject_reason_name(cm)),
-                  "check --trsvcid (the target's port, 4420 by default) and that the target port "
-                  "is enabled; 'rnvme discover' lists the ports a discovery controller knows");
-    return make(FailureClass::kTargetRejected,
-                fmt::format("the target's RDMA CM rejected the connection: {} ({})",
-                            cm_reject_reason_name(cm), cm),
-                "check the target's RDMA configuration and its kernel log");
+    if (std::regex_search(l, m, intree))
+      return CmReject{std::stoi(m[1]), m[2].matched ? std::stoi(m[2]) : -1};
+    if (std::regex_search(l, m, ours_nvme)) return CmReject{28, std::stoi(m[1], nullptr, 0)};
+    if (std::regex_search(l, m, ours_cm)) return CmReject{std::stoi(m[1]), -1};
   }
   return std::nullopt;
+}
+
+std::optional<Diagnosis> from_cm_reject(const ConnectFacts& f) {
+  auto rej = find_cm_reject(f.kernel);
+  if (!rej) return std::nullopt;
+  if (rej->nvme >= 0) {
+    std::string fix;
+    switch (rej->nvme) {
+      case 0x04:
+      case 0x05:
+        fix = "lower --queue-size (the target caps queue depth; 128 is safe for Linux targets)";
+        break;
+      case 0x06:
+        fix = "lower --queue-size or --nr-io-queues, or free resources on the target "
+              "(too many connections or queues)";
+        break;
+      case 0x09:
+        fix = "the target does not know the controller ID of this association; reconnect, and "
+              "check that both sides run compatible kernels";
+        break;
+      default:
+        fix = "the host and target disagree on the NVMe/RDMA connection format; check both "
+              "kernels and the target's port settings";
+    }
+    return make(FailureClass::kTargetRejected,
+                fmt::format("the target rejected the RDMA connection with NVMe/RDMA status {:#x} "
+                            "({})",
+                            rej->nvme, nvme_rdma_cm_status_name(rej->nvme)),
+                fix);
+  }
+  if (rej->cm == 8)
+    return make(FailureClass::kWrongPort,
+                fmt::format("nothing listens for NVMe/RDMA on {} (RDMA CM reject: {})",
+                            target(f.opts), cm_reject_reason_name(rej->cm)),
+                "check --trsvcid (the target's port, 4420 by default) and that the target port "
+                "is enabled; 'rnvme discover' lists the ports a discovery controller knows");
+  return make(FailureClass::kTargetRejected,
+              fmt::format("the target's RDMA CM rejected the connection: {} ({})",
+                          cm_reject_reason_name(rej->cm), rej->cm),
+              "check the target's RDMA configuration and its kernel log");
 }
 
 std::optional<Diagnosis> from_kernel_lines(const ConnectFacts& f) {
@@ -95,7 +111,8 @@ std::optional<Diagnosis> from_kernel_lines(const ConnectFacts& f) {
                 "use the same --hostnqn/--hostid pair as the existing connections, or fix "
                 "/etc/nvme/hostid to match the UUID in /etc/nvme/hostnqn ('rnvme hostnqn check')");
   if (auto* l = find_line(k, {"invalid parameter", "unknown parameter", "missing parameter",
-                               "Invalid ", "bad hostid", "failfast tmo"})) {
+                               "Invalid ", "bad hostid", "failfast tmo", "out of range",
+                               "not an IPv4/IPv6 address"})) {
     if (!contains(*l, "Connect Invalid"))
       return make(FailureClass::kBadOption,
                   fmt::format("nvme-fabrics refused an option: {}", *l),
@@ -118,7 +135,8 @@ std::optional<Diagnosis> from_kernel_lines(const ConnectFacts& f) {
                             "subsystems this target exports",
                             f.opts.traddr, f.opts.trsvcid.empty() ? kDefaultRdmaPort : f.opts.trsvcid));
   if (auto d = from_cm_reject(f)) return d;
-  static const std::regex resolve(R"(rdma_resolve_addr failed \((-?\d+)\))");
+  // rdma.c: "rdma_resolve_addr failed (-19)."; rnvme: "address resolution of ... failed to start (-19)"
+  static const std::regex resolve(R"((?:rdma_resolve_addr failed|failed to start) \((-?\d+)\))");
   for (const auto& l : k) {
     std::smatch m;
     if (std::regex_search(l, m, resolve)) {
@@ -133,12 +151,16 @@ std::optional<Diagnosis> from_kernel_lines(const ConnectFacts& f) {
                     "<netdev>'");
     }
   }
-  if (find_line(k, {"already connected", "Found same subsystem"}))
+  if (find_line(k, {"already connected", "already exists"}))
     return make(FailureClass::kAlreadyConnected,
                 "a controller for this target and NQN already exists",
                 "use it ('rnvme list'), disconnect it first, or pass --duplicate-connect");
+  // rnvme logs an address-resolution error as "cannot resolve <addr> to an RDMA device": either
+  // no RDMA device serves the route or the neighbour did not answer; the local checks decide.
+  if (find_line(k, {"to an RDMA device", "ADDR_ERROR"}))
+    if (auto p = check_rdma_path(f.env)) return p;
   if (find_line(k, {"address resolution failed", "route resolution failed", "ADDR_ERROR",
-                    "ROUTE_ERROR", "UNREACHABLE", "unreachable"}))
+                    "ROUTE_ERROR", "UNREACHABLE", "unreachable", "route error", "to an RDMA device"}))
     return make(FailureClass::kUnreachable,
                 fmt::format("{} could not be reached over RDMA", target(f.opts)),
                 "check the target address, the route ('ip route get <traddr>') and the link");

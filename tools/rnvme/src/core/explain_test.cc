@@ -208,6 +208,43 @@ TEST(Explain, FiveRequiredClassesAreDistinct) {
   EXPECT_EQ(failure_class_name(cls(host)), "host_identity");
 }
 
+// The same classes from rnvme.ko's own wording (drivers/rnvme/cm.c, queue.c, ctrl.c).
+TEST(Explain, RnvmeModuleMessages) {
+  auto port = healthy(ECONNRESET);
+  port.kernel = {"nvme nvme0: queue 0: connection rejected: invalid service ID (8); is the target "
+                 "listening on 192.0.2.2:4499?",
+                 "nvme nvme0: queue 0: RDMA connection to 192.0.2.2:4499 failed (-104)"};
+  EXPECT_EQ(cls(port), FailureClass::kWrongPort);
+
+  auto rsc = healthy(ECONNRESET);
+  rsc.kernel = {"nvme nvme0: queue 1: the target rejected the connection: NVMe/RDMA status 0x6 "
+                "(target out of resources)"};
+  auto d = explain_connect_failure(rsc);
+  EXPECT_EQ(d.cls, FailureClass::kTargetRejected);
+  EXPECT_NE(d.cause.find("status 0x6 (no resources on the target)"), std::string::npos) << d.cause;
+
+  auto dev = healthy(ENODEV);
+  dev.kernel = {"nvme nvme0: queue 0: address resolution of 192.0.2.2:4420 failed to start (-19)"};
+  EXPECT_EQ(cls(dev), FailureClass::kNoRdmaDevice);
+
+  // ADDR_ERROR: the local checks decide between "no RDMA device" and "unreachable".
+  auto addr = healthy(ECONNRESET);
+  addr.kernel = {"nvme nvme0: queue 0: cannot resolve 192.0.2.9:4420 to an RDMA device (-110): no "
+                 "RDMA-capable route to it"};
+  EXPECT_EQ(cls(addr), FailureClass::kUnreachable);
+  addr.env.source_addr = "10.0.2.15";
+  EXPECT_EQ(cls(addr), FailureClass::kNoRdmaDevice);
+
+  auto dup = healthy(EALREADY);
+  dup.kernel = {"rnvme: a controller for nqn.x:y at 192.0.2.2:4420 already exists (use "
+                "duplicate_connect to add another)"};
+  EXPECT_EQ(cls(dup), FailureClass::kAlreadyConnected);
+
+  auto tos = healthy(EINVAL);
+  tos.kernel = {"rnvme: tos=300 out of range 0..255"};
+  EXPECT_EQ(cls(tos), FailureClass::kBadOption);
+}
+
 TEST(Explain, StatusNames) {
   EXPECT_EQ(nvme_rdma_cm_status_name(1), "invalid private data length");
   EXPECT_EQ(nvme_rdma_cm_status_name(9), "invalid controller ID");

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include "core/hostid.h"
@@ -112,6 +114,17 @@ Status set_option(ConnectOptions& opts, const OptionSpec& spec, std::string_view
   return Ok{};
 }
 
+bool is_rdma_transport_name(std::string_view t) {
+  // rnvme.ko may register under another name (module parameter transport_name) to run beside
+  // the in-tree nvme-rdma; it refuses the names of the other in-tree transports.
+  if (t.empty() || t.size() > 16) return false;
+  for (auto other : {"tcp", "fc", "loop", "pci", "pcie"})
+    if (t == other) return false;
+  return std::all_of(t.begin(), t.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '_';
+  });
+}
+
 bool is_ip_address(std::string_view s) {
   std::string str(s);
   unsigned char buf[16];
@@ -119,9 +132,10 @@ bool is_ip_address(std::string_view s) {
 }
 
 Status validate(const ConnectOptions& o) {
-  if (o.transport != "rdma")
+  if (!is_rdma_transport_name(o.transport))
     return bad("transport", o.transport,
-               "rnvme drives the RDMA transport only; use nvme-cli for tcp, fc or loop");
+               "rnvme drives the RDMA transport only ('rdma', or the transport_name rnvme.ko was "
+               "loaded with); use nvme-cli for tcp, fc or loop");
   if (o.traddr.empty())
     return make_error(ErrorCode::kUsage, "missing --traddr", "the RDMA transport needs a target address",
                       "pass --traddr=<target IP>");

@@ -70,5 +70,6 @@ struct ConnectReply {
 Result<ConnectReply> parse_connect_reply(std::string_view text);
 
 bool is_ip_address(std::string_view s);
+bool is_rdma_transport_name(std::string_view t);
 
 }  // namespace rnvme

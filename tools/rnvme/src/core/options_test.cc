@@ -99,6 +99,19 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"hostid", [](ConnectOptions& o) { o.hostid = "not-a-uuid"; }, "hostid"}),
     [](const auto& p) { return std::string(p.param.name); });
 
+TEST(Options, TransportNames) {
+  EXPECT_TRUE(is_rdma_transport_name("rdma"));
+  EXPECT_TRUE(is_rdma_transport_name("rnvme"));  // rnvme.ko transport_name=rnvme
+  EXPECT_FALSE(is_rdma_transport_name("tcp"));
+  EXPECT_FALSE(is_rdma_transport_name("loop"));
+  EXPECT_FALSE(is_rdma_transport_name(""));
+  EXPECT_FALSE(is_rdma_transport_name("rdma,nqn=x"));
+  EXPECT_FALSE(is_rdma_transport_name("abcdefghijklmnopq"));  // 17 characters
+  ConnectOptions o = minimal();
+  o.transport = "rnvme";
+  EXPECT_EQ(build_option_string(o)->substr(0, 16), "transport=rnvme,");
+}
+
 TEST(Options, RangeEdgesAccepted) {
   ConnectOptions o = minimal();
   o.queue_size = 16;
