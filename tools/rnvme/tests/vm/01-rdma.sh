@@ -1,0 +1,50 @@
+#!/bin/bash
+# rnvme-tool 01-rdma: `rnvme rdma` lists the Soft-RoCE devices with their RoCE v2 GIDs (netlink +
+# sysfs), and `rnvme rdma link add/del` creates and removes an rxe link like iproute2's rdma.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+tool_begin
+
+fx_rxe_up || bail "cannot set up rxe over veth"
+
+rn -o json rdma
+expect_rc "rdma -o json exits 0" 0
+for pair in "rxe0 veth0 $HOST_IP4" "rxe1 veth1 $TGT_IP4"; do
+	set -- $pair
+	expect_json "$1 is listed, port 1 ACTIVE on $2" \
+		".devices[] | select(.name == \"$1\") | .ports[0] | select(.state == \"ACTIVE\" and .netdev == \"$2\")"
+	# The IPv4-mapped GID of the address, typed RoCE v2, as sysfs gid_attrs report it.
+	gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${3//./ })
+	expect_json "$1 has a RoCE v2 GID for $3 ($gid)" \
+		".devices[] | select(.name == \"$1\") | .ports[0].gids[] | select(.gid == \"$gid\" and .type == \"RoCE v2\")"
+done
+expect_json "link layer Ethernet and active_mtu is a number" \
+	'.devices[0].ports[0] | (.link_layer == "Ethernet") and (.active_mtu | type == "number")'
+
+rn rdma
+expect_rc "rdma (text) exits 0" 0
+if grep -q '^rxe0/1: state ACTIVE' "$R_OUT" && grep -q 'RoCE v2' "$R_OUT"; then
+	ok "text output shows rxe0/1 ACTIVE and RoCE v2 GIDs"
+else
+	not_ok "text output shows rxe0/1 ACTIVE and RoCE v2 GIDs" "$(show_run)"
+fi
+
+# Our own link on a spare veth pair, through RDMA_NLDEV_CMD_NEWLINK / DELLINK.
+ip link add rnvt0 type veth peer name rnvt1 && ip link set rnvt0 up && ip link set rnvt1 up
+rn rdma link add rxet type rxe netdev rnvt0
+expect_rc "rdma link add rxet type rxe netdev rnvt0" 0
+check "rdma link show sees rxet on rnvt0" bash -c "rdma link show rxet/1 | grep -q 'netdev rnvt0'"
+rn -o json rdma
+expect_json "rnvme rdma lists rxet" '.devices[] | select(.name == "rxet")'
+rn rdma link add rxet type rxe netdev rnvt0
+if [ "$R_RC" != 0 ] && [ -s "$R_ERR" ]; then ok "adding it twice fails with a message"; else not_ok "adding it twice fails" "$(show_run)"; fi
+rn rdma link del rxet
+expect_rc "rdma link del rxet" 0
+check "rxet is gone" bash -c "! rdma link show rxet/1 2>/dev/null | grep -q rxet"
+rn rdma link del rxet
+expect_rc "deleting a missing link exits 5 (not found)" 5
+rn rdma link add rxet type rxe
+expect_rc "incomplete link add is a usage error (exit 2)" 2
+ip link del rnvt0 2>/dev/null
+
+suite_end

@@ -1,0 +1,59 @@
+#!/bin/bash
+# rnvme-tool 03-connect-all: connect-all from an nvme-cli config.json, from a discovery.conf
+# (through the discovery log), and from a discovery controller on the command line;
+# disconnect-all.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+tool_begin
+
+fx_setup --nqn "$TEST_NQN" --port 1
+fx_target_up --nqn "$TEST_NQN2" --port 1 || bail "second subsystem"
+set_host_identity
+cfg=$(mktemp -d)
+
+cat > "$cfg/config.json" <<JSON
+[{"hostnqn": "$HOST_NQN", "hostid": "$HOST_ID",
+  "subsystems": [
+    {"nqn": "$TEST_NQN",  "ports": [{"transport": "$TRANSPORT", "traddr": "$TGT_IP4", "trsvcid": "$TGT_PORT", "host_traddr": "$HOST_IP4"}]},
+    {"nqn": "$TEST_NQN2", "ports": [{"transport": "$TRANSPORT", "traddr": "$TGT_IP4", "trsvcid": "$TGT_PORT", "queue_size": 32}]},
+    {"nqn": "nqn.2014-08.org.nvmexpress.rnvme:tcp-only", "ports": [{"transport": "tcp", "traddr": "$TGT_IP4", "trsvcid": "4420"}]}]}]
+JSON
+rn -o json connect-all --config "$cfg/config.json" --discovery-conf "$cfg/none.conf"
+expect_rc "connect-all --config exits 0" 0
+expect_json "both subsystems connected, tcp port skipped" \
+	'[.results[].status] == ["connected", "connected", "skipped"]'
+check "$TEST_NQN has a controller" test -n "$(ctrls_for_nqn "$TEST_NQN")"
+c2=$(ctrls_for_nqn "$TEST_NQN2" | head -n 1)
+check "$TEST_NQN2 has a controller with sqsize 31 (queue_size 32)" grep -qx 31 "/sys/class/nvme/$c2/sqsize"
+
+rn -o json connect-all --config "$cfg/config.json" --discovery-conf "$cfg/none.conf"
+expect_rc "running it again exits 0" 0
+expect_json "second run reports already_connected" \
+	'[.results[].status] == ["already_connected", "already_connected", "skipped"]'
+
+rn -o json disconnect-all
+expect_rc "disconnect-all exits 0" 0
+expect_json "disconnect-all names two controllers" '.devices | length == 2'
+check "no controller left" wait_for 30 fx_no_fabrics_ctrls
+
+printf '# lab target\n--transport=%s --traddr=%s --trsvcid=%s\n' "$TRANSPORT" "$TGT_IP4" "$TGT_PORT" > "$cfg/discovery.conf"
+rn -o json connect-all --config "$cfg/none.json" --discovery-conf "$cfg/discovery.conf"
+expect_rc "connect-all from discovery.conf exits 0" 0
+expect_json "both subsystems found through the discovery log and connected" \
+	"[.results[] | select(.status == \"connected\") | .nqn] | sort == ([\"$TEST_NQN\", \"$TEST_NQN2\"] | sort)"
+n=$(fabrics_ctrls | wc -l)
+if [ "$n" = 2 ]; then ok "two controllers, discovery controller removed"; else not_ok "two controllers, discovery controller removed" "have: $(fabrics_ctrls | tr '\n' ' ')"; fi
+rn disconnect-all
+wait_for 30 fx_no_fabrics_ctrls
+
+rn connect-all --transport "$TRANSPORT" --traddr "$TGT_IP4" --trsvcid "$TGT_PORT"
+expect_rc "connect-all --traddr (discovery controller on the command line) exits 0" 0
+if [ "$(grep -c '^connected' "$R_OUT")" = 2 ]; then ok "text output lists two connected subsystems"; else not_ok "text output" "$(show_run)"; fi
+rn disconnect-all
+check "no controller left" wait_for 30 fx_no_fabrics_ctrls
+
+rn connect-all --config "$cfg/none.json" --discovery-conf "$cfg/none.conf"
+expect_rc "connect-all with nothing configured is a usage error (exit 2)" 2
+rm -rf "$cfg"
+
+suite_end
