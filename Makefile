@@ -8,6 +8,7 @@
 #   make check      install test dependencies, build everything, run the unit
 #                   tests and the VM suites; ends with "N passed, N failed"
 #   make demo       build, boot a VM, connect a Soft-RoCE target, do I/O
+#   make bench      fio: rnvme vs in-tree nvme_rdma and nvme_tcp, ratio table
 #   make checkpatch run the kernel's checkpatch on the module sources
 #   make install    install rnvme.ko (into /lib/modules/KVER/updates) and the tool
 #   make clean
@@ -18,15 +19,21 @@ BUILD ?= $(CURDIR)/build/$(KVER)
 TOOL_BUILD ?= $(CURDIR)/build/tools
 export KSRC
 
-.PHONY: all module tool check demo checkpatch install install-module install-tool clean
+.PHONY: all module tool check demo bench checkpatch install install-module install-tool clean
 
 all: module tool
 
+# Objects go to build/KVER/kbuild (a symlink mirror of the sources), so each
+# kernel has its own; the result is build/KVER/rnvme.ko, also copied to
+# ./rnvme.ko for convenience (the last kernel built).
 module:
 	@test -n "$(KVER)" || { echo "rnvme: cannot pick a kernel; pass KVER=" >&2; exit 1; }
 	tools/kbuild/prepare.sh $(KVER) $(KDIR) $(BUILD)
-	$(MAKE) -C $(KDIR) M=$(CURDIR) RNVME_GEN=$(BUILD) modules
-	tools/kbuild/check-layout.sh $(KVER) $(KDIR) $(BUILD) $(CURDIR)/rnvme.ko
+	tools/kbuild/shadow.sh $(CURDIR) $(BUILD)/kbuild
+	$(MAKE) -C $(KDIR) M=$(BUILD)/kbuild RNVME_GEN=$(BUILD) modules
+	tools/kbuild/check-layout.sh $(KVER) $(KDIR) $(BUILD) $(BUILD)/kbuild/rnvme.ko
+	cp $(BUILD)/kbuild/rnvme.ko $(BUILD)/rnvme.ko
+	cp $(BUILD)/rnvme.ko $(CURDIR)/rnvme.ko
 
 tool:
 	cmake -S tools/rnvme -B $(TOOL_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -38,18 +45,20 @@ check:
 demo:
 	tests/demo.sh
 
+bench:
+	tests/bench.sh
+
 checkpatch:
 	tools/kbuild/checkpatch.sh drivers/rnvme/*.[ch] include/rnvme/*.h
 
 install: install-module install-tool
 
 install-module: module
-	install -D -m 0644 rnvme.ko /lib/modules/$(KVER)/updates/rnvme.ko
+	install -D -m 0644 $(BUILD)/rnvme.ko /lib/modules/$(KVER)/updates/rnvme.ko
 	depmod -a $(KVER)
 
 install-tool: tool
 	cmake --install $(TOOL_BUILD)
 
 clean:
-	-$(MAKE) -C $(KDIR) M=$(CURDIR) RNVME_GEN=$(BUILD) clean
-	rm -rf build
+	rm -rf build rnvme.ko

@@ -11,7 +11,7 @@ fi
 KVER=${KVER:-$(tests/lib/kver.sh)}
 echo "== building rnvme.ko for $KVER"
 make module KVER="$KVER" | grep -E 'LAYOUT|EXTRACT|error' || true
-[ -f rnvme.ko ] || { echo "demo: module build failed (run: make module)" >&2; exit 1; }
+[ -f "build/$KVER/rnvme.ko" ] || { echo "demo: module build failed (run: make module)" >&2; exit 1; }
 if [ -f tools/rnvme/CMakeLists.txt ]; then
 	echo "== building the rnvme tool"
 	make tool > /dev/null || echo "demo: tool build failed; the demo uses nvme-cli instead" >&2

@@ -11,7 +11,7 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-kver= timeout_s=3600 out=$REPO/build/vm/run-all verbose=()
+kver='' timeout_s=3600 out=$REPO/build/vm/run-all verbose=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kver) kver=${2:?}; shift 2 ;;
@@ -24,13 +24,14 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$kver" ] || kver=$("$REPO/tests/lib/kver.sh")
 export HOST_DRIVER=${HOST_DRIVER:-rnvme}
-if [ "$HOST_DRIVER" != inbox ] && [ ! -r "$REPO/rnvme.ko" ] && [ -z "${RNVME_KO:-}" ]; then
-	echo "run-all: $REPO/rnvme.ko not found: build it first (make), or use HOST_DRIVER=inbox" >&2
+if [ "$HOST_DRIVER" != inbox ] && [ ! -r "$REPO/build/$kver/rnvme.ko" ] && [ -z "${RNVME_KO:-}" ]; then
+	echo "run-all: $REPO/build/$kver/rnvme.ko not found: build it first (make), or use HOST_DRIVER=inbox" >&2
 	echo "0 passed, 1 failed"
 	exit 1
 fi
 
 mkdir -p "$out"
+out=$(realpath "$out")
 rm -rf "$out/suites" "$out/summary.txt"
 vmrc=0
 "$REPO/tests/vm/run-vm.sh" --kver "$kver" --timeout "$timeout_s" --out "$out" "${verbose[@]}" \

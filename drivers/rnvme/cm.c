@@ -51,6 +51,9 @@ static int rnvme_route_resolved(struct rnvme_queue *queue)
 	param.private_data_len = sizeof(priv);
 
 	rnvme_cm_req_init(&priv, rnvme_queue_idx(queue), queue->queue_size);
+	/* newer targets check which controller an I/O queue joins */
+	if (rnvme_queue_idx(queue))
+		rnvme_cm_req_set_cntlid(&priv, ctrl->ctrl.cntlid);
 
 	ret = rdma_connect_locked(queue->cm_id, &param);
 	if (ret) {

@@ -606,7 +606,7 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 
 	ret = rnvme_add_ctrl(&ctrl->ctrl);
 	if (ret)
-		goto out_uninit_ctrl;
+		goto out_put_ctrl;
 
 	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING)) {
 		WARN_ON_ONCE(1);
@@ -625,8 +625,9 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 	return &ctrl->ctrl;
 
 out_uninit_ctrl:
-	/* from here on free_ctrl releases the controller with its last ref */
 	nvme_uninit_ctrl(&ctrl->ctrl);
+out_put_ctrl:
+	/* from here on free_ctrl releases the controller with its last ref */
 	nvme_put_ctrl(&ctrl->ctrl);
 	if (ret > 0)	/* an NVMe status from Connect */
 		ret = -EIO;

@@ -19,6 +19,7 @@
 #include <asm/unaligned.h>
 #endif
 
+#include <linux/nvme-rdma.h>
 #include "nvme.h"
 #include "fabrics.h"
 
@@ -102,6 +103,18 @@ static inline bool rnvme_should_reconnect(struct nvme_ctrl *ctrl, int status)
 	return nvmf_should_reconnect(ctrl, status);
 #else
 	return nvmf_should_reconnect(ctrl);
+#endif
+}
+
+/*
+ * 6.11 added the controller id to the CM request private data (NVMe/RDMA
+ * 1.1); older kernels' struct keeps those bytes reserved (zero).
+ */
+static inline void rnvme_cm_req_set_cntlid(struct nvme_rdma_cm_req *req,
+					   u16 cntlid)
+{
+#ifdef HAVE_NVME_RDMA_CM_REQ_CNTLID
+	req->cntlid = cpu_to_le16(cntlid);
 #endif
 }
 

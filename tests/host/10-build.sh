@@ -59,7 +59,7 @@ if [ -n "$hdr" ] && [ -f "$hdr/nvme.h" ]; then
 	sed -i 's/^struct nvme_request {/struct nvme_request {\n\tvoid *rnvme_test_skew;/' "$hdr/nvme.h"
 	if out=$(make -C "$work" module KVER="$kver" 2>&1); then
 		not_ok "a skewed nvme.h fails the build"
-	elif echo "$out" | grep -q 'struct nvme_request differs' && [ ! -e "$work/rnvme.ko" ]; then
+	elif echo "$out" | grep -q "struct nvme_request differs" && [ ! -e "$work/build/$kver/kbuild/rnvme.ko" ]; then
 		ok "a skewed nvme.h fails the build, names the struct and removes the .ko"
 	else
 		not_ok "a skewed nvme.h fails the build with a clear message"

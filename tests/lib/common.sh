@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # constants and results are used by the suites
 # Common helpers for the rnvme guest test suites: TAP output, timing, bounded
 # waits and fixtures (rxe over a veth pair, an nvmet target, the host driver,
 # dmesg checks). Sourced by tests/suites/NN-*.sh, which run inside the test VM
@@ -9,15 +9,17 @@
 #   HOST_DRIVER   "rnvme" (default: insmod $REPO/rnvme.ko) or "inbox" (in-tree nvme_rdma)
 #   TRANSPORT     nvme-fabrics transport name used by the host (default rdma)
 #   RNVME_PARAMS  module parameters for rnvme.ko
-#   RNVME_KO      path of the module (default $REPO/rnvme.ko)
+#   RNVME_KO      path of the module (default $REPO/build/$(uname -r)/rnvme.ko,
+#                 the build for the running kernel)
 
 : "${REPO:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${HOST_DRIVER:=rnvme}"
 : "${TRANSPORT:=rdma}"
 : "${RNVME_PARAMS:=}"
-: "${RNVME_KO:=$REPO/rnvme.ko}"
+: "${RNVME_KO:=$REPO/build/$(uname -r)/rnvme.ko}"
 export REPO HOST_DRIVER TRANSPORT RNVME_PARAMS RNVME_KO
 
+# shellcheck disable=SC2034 # constants used by the suites
 # Fabric addresses (documentation ranges only; they live on veth0/veth1 inside the guest).
 HOST_IP4=192.0.2.1
 TGT_IP4=192.0.2.2
@@ -309,9 +311,10 @@ fx_rxe_down() {
 # Creates (or reuses) the subsystem NQN with one namespace on a fresh data-keeping
 # block device, and exports it on port ID. Call again for more subsystems/ports.
 # Sets FX_BACKING_DEV to the backing device of the namespace just created.
+# shellcheck disable=SC2034 # read by the suites
 FX_BACKING_DEV=
 fx_target_up() {
-	local backing=brd nqn=$TEST_NQN port=1 traddr= adrfam= trsvcid=$TGT_PORT trtype=rdma size=128
+	local backing=brd nqn=$TEST_NQN port=1 traddr='' adrfam='' trsvcid=$TGT_PORT trtype=rdma size=128
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--backing) backing=$2; shift 2 ;;
@@ -530,6 +533,7 @@ fx_setup() {
 # nvme-cli does; prints the kernel's reply ("instance=N,cntlid=M") or the error.
 nvmf_write() {
 	local opts=$1 t=${2:-90}
+	# shellcheck disable=SC2016 # expanded by the inner shell
 	timeout "$t" bash -c '
 		exec 3<>/dev/nvme-fabrics || exit 3
 		printf "%s" "$1" >&3 || exit 1
