@@ -6,7 +6,7 @@
 #   SUITES="03 04"        run only these (prefix numbers or full names)
 #   RNVME_SUITE_TIMEOUT   per-suite limit in seconds (default 900)
 set -uo pipefail
-# shellcheck source=../lib/common.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 
 RESULTS=${RESULTS:-/results}
@@ -26,8 +26,15 @@ selected() {
 	return 1
 }
 
+# Run private copies: bash reads scripts lazily, and the host tree may be
+# edited while the VM runs.
+snap=/run/rnvme-tests
+rm -rf "$snap"
+mkdir -p "$snap"
+cp -a "$REPO/tests/lib" "$REPO/tests/suites" "$snap/"
+
 tot_pass=0 tot_fail=0 tot_skip=0
-for suite in "$REPO"/tests/suites/[0-9][0-9]-*.sh; do
+for suite in "$snap"/suites/[0-9][0-9]-*.sh; do
 	name=$(basename "$suite" .sh)
 	selected "$name" || continue
 	tap=$outdir/$name.tap

@@ -6,7 +6,7 @@ set -euo pipefail
 want=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || true)
 best=
 # Oldest first (version sort), so "best" ends up the newest.
-for k in $(cd /boot && ls -d vmlinuz-6.1.0-*-amd64 2>/dev/null | sed 's/^vmlinuz-//' | sort -V); do
+for k in $(find /boot -maxdepth 1 -name 'vmlinuz-6.1.0-*-amd64' -printf '%f\n' | sed 's/^vmlinuz-//' | sort -V); do
 	[ -d "/lib/modules/$k/kernel" ] || continue
 	if [ -n "$want" ] && [ "$(dpkg-query -W -f='${Version}' "linux-image-$k" 2>/dev/null || true)" = "$want" ]; then
 		echo "$k"

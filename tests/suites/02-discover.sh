@@ -1,7 +1,8 @@
 #!/bin/bash
+# shellcheck disable=SC2317,SC2119 # helpers are invoked indirectly (check, wait_for)
 # 02-discover: nvme discover over IPv4 and IPv6 lists the test subsystem.
 set -uo pipefail
-# shellcheck source=../lib/common.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 suite_begin
 

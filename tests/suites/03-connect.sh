@@ -1,8 +1,9 @@
 #!/bin/bash
+# shellcheck disable=SC2317,SC2119 # helpers are invoked indirectly (check, wait_for)
 # 03-connect: connect, nvme list, sysfs attributes, disconnect by NQN / device,
 # host_traddr, IPv6, two subsystems at once, disconnect-all.
 set -uo pipefail
-# shellcheck source=../lib/common.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 suite_begin
 
@@ -128,7 +129,7 @@ check "no fabrics controllers after disconnect-all" wait_for 30 fx_no_fabrics_ct
 # --------------------------------------------------------------- repeated connect/disconnect
 t=$(now_ns)
 fails=0
-for i in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
 	nvme_connect >/dev/null 2>&1 || fails=$((fails + 1))
 	timeout 60 nvme disconnect -n "$TEST_NQN" >/dev/null 2>&1 || fails=$((fails + 1))
 done

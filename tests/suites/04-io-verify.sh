@@ -1,11 +1,12 @@
 #!/bin/bash
+# shellcheck disable=SC2317,SC2119 # helpers are invoked indirectly (check, wait_for)
 # 04-io-verify: data integrity with fio crc32c verify (random write/rw, 512 B..1 MiB,
 # QD1 and QD32), end-to-end comparison with the backing device, flush, discard,
 # write zeroes.
 #   namespace A: brd ramdisk, 512 B LBA  (TEST_NQN)
 #   namespace B: null_blk memory-backed, 4 KiB LBA, discard enabled (TEST_NQN2)
 set -uo pipefail
-# shellcheck source=../lib/common.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 suite_begin
 

@@ -1,8 +1,9 @@
 #!/bin/bash
+# shellcheck disable=SC2317,SC2119 # helpers are invoked indirectly (check, wait_for)
 # 05-poll: nr_poll_queues: polled I/O with io_uring hipri works, io_poll=1,
 # completions really go through the poll queues.
 set -uo pipefail
-# shellcheck source=../lib/common.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 suite_begin
 
@@ -67,7 +68,7 @@ else
 fi
 if [ "$have_trace" = 1 ]; then
 	per_qid=$(trace_stop)
-	diag "nvme_setup_cmd per qid (count qid): $(echo $per_qid)"
+	diag "nvme_setup_cmd per qid (count qid): ${per_qid//$'\n'/, }"
 	first_poll=$((qc - 2))
 	polled=$(echo "$per_qid" | awk -v f="$first_poll" '$2 >= f { s += $1 } END { print s + 0 }')
 	check "commands were issued on the poll queues (qid >= $first_poll): $polled" test "$polled" -gt 0

@@ -1,9 +1,10 @@
 #!/bin/bash
+# shellcheck disable=SC2317,SC2119 # helpers are invoked indirectly (check, wait_for)
 # 06-options: option strings written to /dev/nvme-fabrics. Good ones connect and
 # show up in sysfs; bad ones fail with an error (and no oops); a duplicate
 # connect without duplicate_connect fails with EALREADY.
 set -uo pipefail
-# shellcheck source=../lib/common.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 suite_begin
 

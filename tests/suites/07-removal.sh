@@ -1,10 +1,11 @@
 #!/bin/bash
+# shellcheck disable=SC2317,SC2119 # helpers are invoked indirectly (check, wait_for)
 # 07-removal: hot-removal of the host-side RDMA device (rdma link delete rxe0)
 # under I/O: the controller goes away within a bounded time, fio ends (with
 # errors) instead of hanging, the module can be removed; re-adding the device
 # makes connects work again.
 set -uo pipefail
-# shellcheck source=../lib/common.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 suite_begin
 

@@ -1,8 +1,9 @@
 #!/bin/bash
+# shellcheck disable=SC2317,SC2119 # helpers are invoked indirectly (check, wait_for)
 # 08-rmmod-busy: rmmod of the host module while controllers exist (idle, and
 # with I/O running): refused or a full teardown, never a hang.
 set -uo pipefail
-# shellcheck source=../lib/common.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 suite_begin
 

@@ -20,6 +20,7 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 
 guest_init=
+# shellcheck disable=SC2013 # the command line is one line of words
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	rnvme_init=*) guest_init=${arg#rnvme_init=} ;;
@@ -45,5 +46,6 @@ mount -t 9p -o trans=virtio,version=9p2000.L,rw,msize=262144,cache=none results 
 
 umount /proc /sys 2>/dev/null
 umount /dev 2>/dev/null
+# shellcheck disable=SC2093 # only returns on failure
 exec switch_root /newroot "$guest_init"
 fail "switch_root failed"

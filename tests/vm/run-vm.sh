@@ -127,8 +127,9 @@ build_initramfs() {
 		| gzip -9 > "$initrd.tmp"
 	mv "$initrd.tmp" "$initrd"
 	echo "$key" > "$cache/initramfs.key"
+	cp "$stage/modules.list" "$cache/modules.used"
 	rm -rf "$stage"
-	echo "run-vm: initramfs: $(tr '\n' ' ' < <(basename -a $mods))" >&2
+	echo "run-vm: initramfs: $(tr '\n' ' ' < "$cache/modules.used")" >&2
 }
 build_initramfs
 
@@ -167,6 +168,7 @@ if [ "$verbose" = 1 ]; then
 	tail -n +1 -F "$console" 2>/dev/null &
 	tailpid=$!
 fi
+# shellcheck disable=SC2317 # invoked by trap
 cleanup() {
 	[ -n "$tailpid" ] && kill "$tailpid" 2>/dev/null
 	kill "$qpid" 2>/dev/null || true
