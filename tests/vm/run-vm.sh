@@ -9,7 +9,7 @@
 # whole host / is shared). It runs with REPO, KVER and RESULTS=/results set; the
 # --out directory is /results in the guest. Exit status = GUEST_CMD's status.
 # Environment passed to the guest: HOST_DRIVER TRANSPORT SUITES VERBOSE and every
-# variable whose name starts with RNVME_ or TEST_.
+# variable whose name starts with RNVME_, TEST_ or BENCH_.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -142,7 +142,7 @@ mkdir -p "$out/.vm"
 	printf 'GUEST_CMD=('
 	printf '%q ' "$gcmd" "$@"
 	printf ')\n'
-	for v in HOST_DRIVER TRANSPORT SUITES VERBOSE $(compgen -e | grep -E '^(RNVME_|TEST_)' || true); do
+	for v in HOST_DRIVER TRANSPORT SUITES VERBOSE $(compgen -e | grep -E '^(RNVME_|TEST_|BENCH_)' || true); do
 		[ -n "${!v+x}" ] || continue
 		printf 'export %s=%q\n' "$v" "${!v}"
 	done
@@ -170,7 +170,9 @@ if [ "$verbose" = 1 ]; then
 fi
 # shellcheck disable=SC2317 # invoked by trap
 cleanup() {
-	[ -n "$tailpid" ] && kill "$tailpid" 2>/dev/null
+	[ -z "$tailpid" ] || kill "$tailpid" 2>/dev/null || true
+	# QEMU runs under timeout(1): stop both, so no VM outlives its runner
+	pkill -TERM -P "$qpid" 2>/dev/null || true
 	kill "$qpid" 2>/dev/null || true
 }
 trap cleanup EXIT
