@@ -143,6 +143,10 @@ int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		dev_dbg(ctrl->ctrl.device, "queue %d: %s: recovering\n",
 			rnvme_queue_idx(queue), rdma_event_msg(ev->event));
+		if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE)
+			rnvme_record_error(ctrl, "queue %d: %s",
+					   rnvme_queue_idx(queue),
+					   rdma_event_msg(ev->event));
 		rnvme_error_recovery(ctrl);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:

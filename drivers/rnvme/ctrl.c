@@ -121,6 +121,8 @@ static int rnvme_configure_admin_queue(struct rnvme_ctrl *ctrl, bool new)
 	ibdev = ctrl->device->ibdev;
 	WRITE_ONCE(ctrl->ibdev, ibdev);
 	ctrl->ctrl.numa_node = ibdev_to_node(ibdev);
+	strscpy(ctrl->rdma_dev_name, dev_name(&ibdev->dev),
+		sizeof(ctrl->rdma_dev_name));
 	ctrl->max_fr_pages = rnvme_max_fr_pages(ibdev);
 
 	/* the AER is never freed by blk-mq: it has its own SQE */
@@ -351,7 +353,12 @@ out_destroy_admin:
 
 static void rnvme_reconnect_or_remove(struct rnvme_ctrl *ctrl, int status)
 {
+	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
 	enum nvme_ctrl_state state = nvme_ctrl_state(&ctrl->ctrl);
+	u32 backoff_max = READ_ONCE(rnvme_reconnect_backoff_max);
+	u32 jitter = READ_ONCE(rnvme_reconnect_jitter);
+	u32 delay_ms, elapsed_ms;
+	bool again;
 
 	/* if we are no longer connecting, a delete owns the controller */
 	if (state != NVME_CTRL_CONNECTING) {
@@ -359,15 +366,32 @@ static void rnvme_reconnect_or_remove(struct rnvme_ctrl *ctrl, int status)
 		return;
 	}
 
-	if (rnvme_should_reconnect(&ctrl->ctrl, status)) {
-		dev_info(ctrl->ctrl.device, "reconnecting in %d seconds\n",
-			 ctrl->ctrl.opts->reconnect_delay);
+	delay_ms = rnvme_reconnect_delay_ms(opts->reconnect_delay,
+					    ctrl->ctrl.nr_reconnects + 1,
+					    backoff_max, jitter,
+					    get_random_u32());
+	again = rnvme_should_reconnect(&ctrl->ctrl, status);
+	if (again && (backoff_max > opts->reconnect_delay || jitter)) {
+		/* delays vary: keep ctrl_loss_tmo a time limit, not a count */
+		elapsed_ms = jiffies_to_msecs(jiffies - ctrl->stats.outage_start);
+		again = opts->max_reconnects < 0 ||
+			rnvme_within_loss_tmo(opts->max_reconnects,
+					      opts->reconnect_delay,
+					      elapsed_ms, delay_ms);
+	}
+
+	if (again) {
+		dev_info(ctrl->ctrl.device, "reconnecting in %u.%03u seconds\n",
+			 delay_ms / 1000, delay_ms % 1000);
+		WRITE_ONCE(ctrl->stats.next_reconnect,
+			   jiffies + msecs_to_jiffies(delay_ms));
 		queue_delayed_work(nvme_wq, &ctrl->reconnect_work,
-				   ctrl->ctrl.opts->reconnect_delay * HZ);
+				   msecs_to_jiffies(delay_ms));
 	} else {
 		dev_info(ctrl->ctrl.device,
 			 "giving up after %d reconnect attempts (ctrl_loss_tmo reached): deleting controller\n",
 			 ctrl->ctrl.nr_reconnects);
+		WRITE_ONCE(ctrl->stats.next_reconnect, 0);
 		nvme_delete_ctrl(&ctrl->ctrl);
 	}
 }
@@ -379,17 +403,23 @@ static void rnvme_reconnect_work(struct work_struct *work)
 	int ret;
 
 	++ctrl->ctrl.nr_reconnects;
+	atomic_inc(&ctrl->stats.reconnect_attempts);
+	WRITE_ONCE(ctrl->stats.next_reconnect, 0);
 
 	ret = rnvme_setup_ctrl(ctrl, false);
 	if (ret) {
 		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed (%d)\n",
 			 ctrl->ctrl.nr_reconnects, ret);
+		rnvme_record_error(ctrl, "reconnect attempt %d failed (%d)",
+				   ctrl->ctrl.nr_reconnects, ret);
 		rnvme_reconnect_or_remove(ctrl, ret);
 		return;
 	}
 
-	dev_info(ctrl->ctrl.device, "reconnected after %d attempts\n",
-		 ctrl->ctrl.nr_reconnects);
+	dev_info(ctrl->ctrl.device, "reconnected after %d attempts, %u ms after the loss\n",
+		 ctrl->ctrl.nr_reconnects,
+		 jiffies_to_msecs(jiffies - ctrl->stats.outage_start));
+	atomic_inc(&ctrl->stats.reconnects);
 	ctrl->ctrl.nr_reconnects = 0;
 }
 
@@ -430,6 +460,8 @@ void rnvme_error_recovery(struct rnvme_ctrl *ctrl)
 	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_RESETTING))
 		return;
 
+	ctrl->stats.outage_start = jiffies;
+	atomic_inc(&ctrl->stats.error_recoveries);
 	dev_warn(ctrl->ctrl.device, "starting error recovery\n");
 	queue_work(nvme_reset_wq, &ctrl->err_work);
 }
@@ -468,9 +500,11 @@ static void rnvme_reset_ctrl_work(struct work_struct *work)
 		return;
 	}
 
+	ctrl->stats.outage_start = jiffies;
 	ret = rnvme_setup_ctrl(ctrl, false);
 	if (ret) {
 		++ctrl->ctrl.nr_reconnects;
+		rnvme_record_error(ctrl, "reset: setup failed (%d)", ret);
 		rnvme_reconnect_or_remove(ctrl, ret);
 	}
 }
@@ -499,6 +533,7 @@ static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
 static struct nvme_ctrl_ops rnvme_ctrl_ops = {
 	.module			= THIS_MODULE,
 	.flags			= NVME_F_FABRICS,
+	.dev_attr_groups	= rnvme_ctrl_attr_groups,
 	.reg_read32		= nvmf_reg_read32,
 	.reg_read64		= nvmf_reg_read64,
 	.reg_write32		= nvmf_reg_write32,
@@ -571,6 +606,7 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 		return ERR_PTR(-ENOMEM);
 	ctrl->ctrl.opts = opts;
 	INIT_LIST_HEAD(&ctrl->list);
+	spin_lock_init(&ctrl->stats.lock);
 
 	ret = rnvme_parse_addresses(ctrl);
 	if (ret)

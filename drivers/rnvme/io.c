@@ -36,11 +36,15 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op)
 	struct rnvme_queue *queue = wc->qp->qp_context;
 	struct rnvme_ctrl *ctrl = queue->ctrl;
 
-	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE)
+	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
 		dev_info_ratelimited(ctrl->ctrl.device,
 				     "queue %d: %s failed: %s (%d)\n",
 				     rnvme_queue_idx(queue), op,
 				     ib_wc_status_msg(wc->status), wc->status);
+		rnvme_record_error(ctrl, "queue %d: %s failed: %s",
+				   rnvme_queue_idx(queue), op,
+				   ib_wc_status_msg(wc->status));
+	}
 	rnvme_error_recovery(ctrl);
 }
 
@@ -434,6 +438,8 @@ static enum blk_eh_timer_return rnvme_timeout(struct request *rq)
 	}
 
 	/* recovery stops the queues and cancels this request */
+	rnvme_record_error(ctrl, "queue %d: command timeout (opcode %#x)",
+			   rnvme_queue_idx(queue), cmd->common.opcode);
 	rnvme_error_recovery(ctrl);
 	return BLK_EH_RESET_TIMER;
 }

@@ -4,7 +4,9 @@
  * option checks.  No hardware, no locks: KUnit calls these directly.
  */
 #include <linux/kernel.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
+#include <linux/time64.h>
 #include <linux/string.h>
 #include <rnvme/compat.h>
 #include "logic.h"
@@ -204,6 +206,59 @@ bool rnvme_use_inline(bool write, int qid, bool ctrl_inline, u32 nsegs,
 {
 	return write && qid > 0 && ctrl_inline && nsegs <= max_segs &&
 	       bytes <= inline_size;
+}
+
+/**
+ * rnvme_reconnect_delay_ms - delay before reconnect attempt @attempt
+ * @base_s:     reconnect_delay (seconds)
+ * @attempt:    1 for the first attempt after the loss
+ * @max_s:      reconnect_backoff_max; when larger than @base_s the delay
+ *              doubles per attempt up to it, otherwise it stays @base_s
+ * @jitter_pct: spread the delay uniformly by +/- this percentage (<= 50)
+ * @rnd:        a random number (jitter source)
+ *
+ * With @max_s <= @base_s and no jitter this is exactly what the in-tree
+ * driver does: reconnect_delay every time.
+ */
+u32 rnvme_reconnect_delay_ms(u32 base_s, u32 attempt, u32 max_s,
+			     u32 jitter_pct, u32 rnd)
+{
+	u64 delay = (u64)base_s * MSEC_PER_SEC;
+	u64 span;
+
+	if (max_s > base_s && attempt > 1) {
+		u32 shift = min_t(u32, attempt - 1, 16);
+
+		delay = min_t(u64, delay << shift, (u64)max_s * MSEC_PER_SEC);
+	}
+	jitter_pct = min_t(u32, jitter_pct, RNVME_MAX_JITTER_PCT);
+	if (jitter_pct && delay) {
+		span = div_u64(delay * jitter_pct, 100);
+		delay = delay - span + rnd % (u32)min_t(u64, 2 * span + 1, U32_MAX);
+	}
+	return min_t(u64, delay, U32_MAX);
+}
+
+/**
+ * rnvme_within_loss_tmo - may another attempt start before ctrl_loss_tmo
+ * @max_reconnects:    nvme-fabrics' ctrl_loss_tmo / reconnect_delay, or -1
+ *                     for "reconnect forever"
+ * @reconnect_delay_s: reconnect_delay
+ * @elapsed_ms:        time since the association was lost
+ * @next_delay_ms:     the delay before the next attempt
+ *
+ * Used when backoff or jitter change the delays, so that ctrl_loss_tmo stays
+ * a time limit instead of an attempt count.
+ */
+bool rnvme_within_loss_tmo(int max_reconnects, u32 reconnect_delay_s,
+			   u32 elapsed_ms, u32 next_delay_ms)
+{
+	u64 tmo_ms;
+
+	if (max_reconnects < 0)
+		return true;
+	tmo_ms = (u64)max_reconnects * reconnect_delay_s * MSEC_PER_SEC;
+	return (u64)elapsed_ms + next_delay_ms <= tmo_ms;
 }
 
 /**

@@ -47,6 +47,14 @@ void rnvme_sgl_inline(struct nvme_command *c, u32 offset, u32 len);
 bool rnvme_use_inline(bool write, int qid, bool ctrl_inline, u32 nsegs,
 		      u32 max_segs, u32 bytes, size_t inline_size);
 
+/* Largest jitter accepted, in percent of the delay. */
+#define RNVME_MAX_JITTER_PCT		50
+
+u32 rnvme_reconnect_delay_ms(u32 base_s, u32 attempt, u32 max_s,
+			     u32 jitter_pct, u32 rnd);
+bool rnvme_within_loss_tmo(int max_reconnects, u32 reconnect_delay_s,
+			   u32 elapsed_ms, u32 next_delay_ms);
+
 u32 rnvme_max_fr_pages_for(u32 max_fast_reg_page_list_len);
 const char *rnvme_transport_name_error(const char *name);
 

@@ -21,6 +21,16 @@ module_param_string(transport_name, rnvme_transport_name,
 MODULE_PARM_DESC(transport_name,
 	"NVMe-oF transport name to register (default: rdma; another name lets rnvme run beside the in-tree nvme-rdma)");
 
+unsigned int rnvme_reconnect_backoff_max;
+module_param_named(reconnect_backoff_max, rnvme_reconnect_backoff_max, uint, 0644);
+MODULE_PARM_DESC(reconnect_backoff_max,
+	"Seconds: when above a controller's reconnect_delay, the delay doubles per failed attempt up to this (default 0: fixed reconnect_delay, like nvme-rdma)");
+
+unsigned int rnvme_reconnect_jitter;
+module_param_named(reconnect_jitter, rnvme_reconnect_jitter, uint, 0644);
+MODULE_PARM_DESC(reconnect_jitter,
+	"Percent (0-50): spread each reconnect delay randomly by +/- this much, so many hosts do not reconnect in lockstep (default 0)");
+
 static LIST_HEAD(rnvme_ctrl_list);
 static DEFINE_MUTEX(rnvme_ctrl_mutex);
 
@@ -198,6 +208,11 @@ static int __init rnvme_init(void)
 		       rnvme_transport_name, rnvme_transport_name,
 		       rnvme_transport_name);
 		return -EBUSY;
+	}
+	if (rnvme_reconnect_jitter > RNVME_MAX_JITTER_PCT) {
+		pr_err("reconnect_jitter=%u: at most %d percent\n",
+		       rnvme_reconnect_jitter, RNVME_MAX_JITTER_PCT);
+		return -EINVAL;
 	}
 	rnvme_transport.name = rnvme_transport_name;
 

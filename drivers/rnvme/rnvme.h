@@ -149,6 +149,28 @@ struct rnvme_request {
 };
 
 /**
+ * struct rnvme_stats - what happened to a controller, for sysfs
+ * @error_recoveries:   times the association was lost while live
+ * @reconnect_attempts: reconnect attempts (successful or not)
+ * @reconnects:         successful reconnects
+ * @lock:               protects @last_error and @last_error_time
+ * @last_error:         the latest transport error, as text
+ * @last_error_time:    when it happened (seconds since the epoch), 0: never
+ * @next_reconnect:     jiffies of the next scheduled attempt
+ * @outage_start:       jiffies when the current outage began
+ */
+struct rnvme_stats {
+	atomic_t		error_recoveries;
+	atomic_t		reconnect_attempts;
+	atomic_t		reconnects;
+	spinlock_t		lock;
+	char			last_error[96];
+	time64_t		last_error_time;
+	unsigned long		next_reconnect;
+	unsigned long		outage_start;
+};
+
+/**
  * struct rnvme_ctrl - an NVMe over RDMA controller
  * @queues:         queue 0 is the admin queue, then I/O queues
  * @tag_set:        I/O tag set (allocated on first connect, kept after)
@@ -166,6 +188,8 @@ struct rnvme_request {
  * @src_addr:       host address (host_traddr), if given
  * @use_inline_data: the target accepts in-capsule data on I/O queues
  * @io_queues:      I/O queues per blk-mq map type (default, read, poll)
+ * @rdma_dev_name:  name of the RDMA device of the last association
+ * @stats:          counters and last error, shown in sysfs
  * @ctrl:           nvme-core's controller
  */
 struct rnvme_ctrl {
@@ -183,6 +207,8 @@ struct rnvme_ctrl {
 	struct sockaddr_storage	src_addr;
 	bool			use_inline_data;
 	u32			io_queues[HCTX_MAX_TYPES];
+	char			rdma_dev_name[IB_DEVICE_NAME_MAX];
+	struct rnvme_stats	stats;
 	struct nvme_ctrl	ctrl;
 };
 
@@ -199,6 +225,8 @@ static inline int rnvme_queue_idx(struct rnvme_queue *queue)
 /* main.c */
 extern bool rnvme_register_always;
 extern char rnvme_transport_name[];
+extern unsigned int rnvme_reconnect_backoff_max;
+extern unsigned int rnvme_reconnect_jitter;
 struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id);
 void rnvme_device_put(struct rnvme_device *dev);
 void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl);
@@ -234,6 +262,11 @@ int rnvme_post_recv(struct rnvme_queue *queue, struct rnvme_qe *qe);
 void rnvme_submit_async_event(struct nvme_ctrl *nctrl);
 void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op);
 void rnvme_end_request(struct rnvme_request *req);
+
+/* sysfs.c */
+extern const struct attribute_group *rnvme_ctrl_attr_groups[];
+__printf(2, 3) void rnvme_record_error(struct rnvme_ctrl *ctrl,
+				       const char *fmt, ...);
 
 /* mr.c */
 int rnvme_map_data(struct rnvme_queue *queue, struct request *rq,

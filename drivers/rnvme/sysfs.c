@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnvme per-controller state a person can read without dmesg:
+ * /sys/class/nvme/nvmeN/rnvme/ (documented in
+ * Documentation/ABI/testing/sysfs-class-nvme-rnvme).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/sysfs.h>
+#include <linux/timekeeping.h>
+#include "rnvme.h"
+
+/**
+ * rnvme_record_error - remember the latest transport error of a controller
+ * @ctrl: the controller
+ * @fmt:  what happened, printf-style
+ *
+ * Any context (completion handlers run in softirq).
+ */
+void rnvme_record_error(struct rnvme_ctrl *ctrl, const char *fmt, ...)
+{
+	struct rnvme_stats *st = &ctrl->stats;
+	unsigned long flags;
+	va_list ap;
+
+	spin_lock_irqsave(&st->lock, flags);
+	va_start(ap, fmt);
+	vscnprintf(st->last_error, sizeof(st->last_error), fmt, ap);
+	va_end(ap);
+	st->last_error_time = ktime_get_real_seconds();
+	spin_unlock_irqrestore(&st->lock, flags);
+}
+
+static struct rnvme_ctrl *dev_to_rnvme_ctrl(struct device *dev)
+{
+	return to_rnvme_ctrl(dev_get_drvdata(dev));
+}
+
+#define RNVME_COUNTER_ATTR(name)					\
+static ssize_t name##_show(struct device *dev,				\
+			   struct device_attribute *attr, char *buf)	\
+{									\
+	return sysfs_emit(buf, "%u\n",					\
+		atomic_read(&dev_to_rnvme_ctrl(dev)->stats.name));	\
+}									\
+static DEVICE_ATTR_RO(name)
+
+RNVME_COUNTER_ATTR(error_recoveries);
+RNVME_COUNTER_ATTR(reconnect_attempts);
+RNVME_COUNTER_ATTR(reconnects);
+
+static ssize_t last_error_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	struct rnvme_stats *st = &dev_to_rnvme_ctrl(dev)->stats;
+	unsigned long flags;
+	ssize_t len;
+
+	spin_lock_irqsave(&st->lock, flags);
+	if (st->last_error_time)
+		len = sysfs_emit(buf, "%lld %s\n", st->last_error_time,
+				 st->last_error);
+	else
+		len = sysfs_emit(buf, "none\n");
+	spin_unlock_irqrestore(&st->lock, flags);
+	return len;
+}
+static DEVICE_ATTR_RO(last_error);
+
+static ssize_t next_reconnect_ms_show(struct device *dev,
+				      struct device_attribute *attr, char *buf)
+{
+	struct rnvme_ctrl *ctrl = dev_to_rnvme_ctrl(dev);
+	unsigned long at = READ_ONCE(ctrl->stats.next_reconnect);
+
+	if (!delayed_work_pending(&ctrl->reconnect_work) || !at)
+		return sysfs_emit(buf, "-1\n");
+	if (time_after_eq(jiffies, at))
+		return sysfs_emit(buf, "0\n");
+	return sysfs_emit(buf, "%u\n", jiffies_to_msecs(at - jiffies));
+}
+static DEVICE_ATTR_RO(next_reconnect_ms);
+
+static ssize_t inline_data_size_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	struct rnvme_ctrl *ctrl = dev_to_rnvme_ctrl(dev);
+
+	if (!ctrl->use_inline_data || ctrl->ctrl.ioccsz * 16 <= sizeof(struct nvme_command))
+		return sysfs_emit(buf, "0\n");
+	return sysfs_emit(buf, "%zu\n",
+			  (size_t)ctrl->ctrl.ioccsz * 16 - sizeof(struct nvme_command));
+}
+static DEVICE_ATTR_RO(inline_data_size);
+
+static ssize_t rdma_device_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct rnvme_ctrl *ctrl = dev_to_rnvme_ctrl(dev);
+
+	return sysfs_emit(buf, "%s\n", ctrl->rdma_dev_name[0] ?
+			  ctrl->rdma_dev_name : "none");
+}
+static DEVICE_ATTR_RO(rdma_device);
+
+static struct attribute *rnvme_ctrl_attrs[] = {
+	&dev_attr_error_recoveries.attr,
+	&dev_attr_reconnect_attempts.attr,
+	&dev_attr_reconnects.attr,
+	&dev_attr_last_error.attr,
+	&dev_attr_next_reconnect_ms.attr,
+	&dev_attr_inline_data_size.attr,
+	&dev_attr_rdma_device.attr,
+	NULL,
+};
+
+static const struct attribute_group rnvme_ctrl_attr_group = {
+	.name	= "rnvme",
+	.attrs	= rnvme_ctrl_attrs,
+};
+
+/* nvme-core's own controller attributes stay; ours go in a subdirectory */
+const struct attribute_group *rnvme_ctrl_attr_groups[] = {
+	&nvme_dev_attrs_group,
+	&rnvme_ctrl_attr_group,
+	NULL,
+};
