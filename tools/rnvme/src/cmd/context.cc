@@ -143,4 +143,15 @@ Status delete_controller(Context& ctx, const std::string& name) {
   return Ok{};
 }
 
+Status delete_controllers(Context& ctx, const std::vector<std::string>& names) {
+  DisconnectOutcome out;
+  out.dry_run = ctx.dry_run;
+  for (const auto& n : names) {
+    if (auto st = delete_controller(ctx, n); !st) return st;
+    out.devices.push_back(n);
+  }
+  ctx.out.print(out);
+  return Ok{};
+}
+
 }  // namespace rnvme

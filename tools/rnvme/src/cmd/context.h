@@ -48,5 +48,7 @@ EnvironmentFacts gather_environment(Context& ctx, const ConnectOptions& opts);
 Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts);
 
 Status delete_controller(Context& ctx, const std::string& name);
+// Deletes each (stopping at the first failure) and prints what was deleted.
+Status delete_controllers(Context& ctx, const std::vector<std::string>& names);
 
 }  // namespace rnvme

@@ -4,20 +4,6 @@
 #include "sys/sysfs.h"
 
 namespace rnvme {
-namespace {
-
-Status disconnect_each(Context& ctx, const std::vector<std::string>& names) {
-  DisconnectOutcome out;
-  out.dry_run = ctx.dry_run;
-  for (const auto& n : names) {
-    if (auto st = delete_controller(ctx, n); !st) return st;
-    out.devices.push_back(n);
-  }
-  ctx.out.print(out);
-  return Ok{};
-}
-
-}  // namespace
 
 Status run_disconnect(Context& ctx, const DisconnectArgs& args) {
   if (args.nqn.empty() == args.device.empty())
@@ -43,7 +29,7 @@ Status run_disconnect(Context& ctx, const DisconnectArgs& args) {
                         fmt::format("no controller is connected to {}", args.nqn), {},
                         "'rnvme list' shows the connected subsystems");
   }
-  return disconnect_each(ctx, names);
+  return delete_controllers(ctx, names);
 }
 
 Action setup_disconnect(CLI::App& sub) {
@@ -51,23 +37,6 @@ Action setup_disconnect(CLI::App& sub) {
   sub.add_option("-n,--nqn", args->nqn, "disconnect every controller of this subsystem");
   sub.add_option("-d,--device", args->device, "disconnect this controller (nvmeN)");
   return [args](Context& ctx) { return run_disconnect(ctx, *args); };
-}
-
-Status run_disconnect_all(Context& ctx, const DisconnectAllArgs& args) {
-  std::vector<std::string> names;
-  for (const auto& s : scan_topology(ctx.fs).subsystems)
-    for (const auto& c : s.controllers) {
-      if (c.transport == "pcie" || c.transport.empty()) continue;
-      if (!args.transport.empty() && c.transport != args.transport) continue;
-      names.push_back(c.name);
-    }
-  return disconnect_each(ctx, names);
-}
-
-Action setup_disconnect_all(CLI::App& sub) {
-  auto args = std::make_shared<DisconnectAllArgs>();
-  sub.add_option("-t,--transport", args->transport, "only controllers of this transport");
-  return [args](Context& ctx) { return run_disconnect_all(ctx, *args); };
 }
 
 }  // namespace rnvme

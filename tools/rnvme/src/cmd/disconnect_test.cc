@@ -61,18 +61,5 @@ TEST_F(DisconnectTest, DryRunDeletesNothing) {
   EXPECT_EQ(env.out.str(), "would disconnect nvme0\nwould disconnect nvme1\n");
 }
 
-TEST_F(DisconnectTest, AllSkipsPcie) {
-  env.json();
-  ASSERT_TRUE(run_disconnect_all(env.ctx, {}).ok());
-  EXPECT_EQ(deleted().size(), 3u);
-  auto j = nlohmann::json::parse(env.out.str());
-  EXPECT_EQ(j["devices"], nlohmann::json({"nvme0", "nvme1", "nvme2"}));
-}
-
-TEST_F(DisconnectTest, AllFiltersTransport) {
-  ASSERT_TRUE(run_disconnect_all(env.ctx, {"tcp"}).ok());
-  EXPECT_TRUE(deleted().empty());
-}
-
 }  // namespace
 }  // namespace rnvme

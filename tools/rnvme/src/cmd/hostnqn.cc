@@ -24,8 +24,11 @@ Status run_hostnqn(Context& ctx, const HostnqnArgs& args) {
     HostCheck hc = read_files(ctx);
     ctx.out.print(hc);
     for (const auto& p : hc.problems)
-      if (p.fatal)
-        return make_error(ErrorCode::kConfig, fmt::format("{}: {}", p.source, p.problem), {}, p.fix);
+      if (p.fatal) {
+        Error e = make_error(ErrorCode::kConfig, fmt::format("{}: {}", p.source, p.problem), {}, p.fix);
+        e.reason = std::string(failure_class_name(FailureClass::kHostIdentity));
+        return e;
+      }
     return Ok{};
   }
   if (args.action == "generate") {

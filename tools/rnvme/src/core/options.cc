@@ -48,7 +48,7 @@ Status check_range(std::string_view name, const std::optional<int>& v, long lo, 
 
 const std::vector<OptionSpec>& option_table() {
   static const std::vector<OptionSpec> table = {
-      {"transport", 't', K::kString, "transport type (only rdma)", f_transport, nullptr, nullptr},
+      {"transport", 't', K::kString, "rdma, or the transport_name rnvme.ko registered", f_transport, nullptr, nullptr},
       {"traddr", 'a', K::kString, "target address (IPv4 or IPv6)", f_traddr, nullptr, nullptr},
       {"trsvcid", 's', K::kString, "target port (default 4420)", f_trsvcid, nullptr, nullptr},
       {"nqn", 'n', K::kString, "subsystem NQN", f_nqn, nullptr, nullptr},
