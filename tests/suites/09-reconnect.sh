@@ -1,0 +1,147 @@
+#!/bin/bash
+# shellcheck disable=SC2317 # helpers are invoked indirectly (check, wait_for)
+# 09-reconnect: the target takes its port away and gives it back (nvmet drops
+# the association): the host recovers, queued writes complete and read back,
+# fast_io_fail_tmo fails I/O at its deadline, ctrl_loss_tmo deletes the
+# controller, rnvme's sysfs counters tell the story, optional backoff grows.
+set -uo pipefail
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+suite_begin
+
+fx_setup --nqn "$TEST_NQN" --port 1
+link=$NVMET_CFS/ports/1/subsystems/$TEST_NQN
+port_down() { rm -f "$link"; }
+port_up() { [ -e "$link" ] || ln -s "$NVMET_CFS/subsystems/$TEST_NQN" "$link"; }
+state_is() { grep -qx "$2" "/sys/class/nvme/$1/state" 2>/dev/null; }
+rn() { cat "/sys/class/nvme/$1/rnvme/$2" 2>/dev/null; }
+is_rnvme() { [ "$HOST_DRIVER" != inbox ]; }
+
+connect() { # extra options
+	local reply
+	reply=$(nvmf_write "$(nvmf_opts),$1") || return 1
+	echo "nvme$(echo "$reply" | sed -n 's/.*instance=\([0-9]*\).*/\1/p')"
+}
+
+# ---------------------------------------------------------- outage and recovery
+ctrl=$(connect "reconnect_delay=1,ctrl_loss_tmo=60")
+if [ -z "$ctrl" ] || ! dev=$(wait_ns_dev "$ctrl" 30); then
+	bail "connect for the reconnect test failed"
+fi
+ok "connected $ctrl ($dev) with reconnect_delay=1,ctrl_loss_tmo=60"
+head -c 8M /dev/urandom > /tmp/before.bin
+head -c 4M /dev/urandom > /tmp/during.bin
+check "write 8 MiB before the outage" dd if=/tmp/before.bin of="$dev" bs=1M oflag=direct status=none
+if is_rnvme; then
+	check "no error recorded yet" test "$(rn "$ctrl" last_error)" = none
+	check "rdma_device names the host rxe device" test "$(rn "$ctrl" rdma_device)" = rxe0
+	check "inline_data_size is nvmet's default 4096" test "$(rn "$ctrl" inline_data_size)" = 4096
+fi
+
+t=$(now_ns)
+port_down
+if wait_for 60 state_is "$ctrl" connecting; then
+	ok "$ctrl left live after the port went away ($(secs_since "$t") s)"
+else
+	not_ok "$ctrl went to connecting" "state: $(ctrl_attr "$ctrl" state)"
+fi
+# a write issued during the outage must wait, then complete after recovery
+dd if=/tmp/during.bin of="$dev" bs=1M seek=16 oflag=direct status=none &
+ddpid=$!
+sleep 3
+if is_rnvme; then
+	check "error_recoveries = 1" test "$(rn "$ctrl" error_recoveries)" = 1
+	check "reconnect attempts are being made" wait_for 20 test "$(rn "$ctrl" reconnect_attempts)" -ge 1
+	le=$(rn "$ctrl" last_error)
+	check "last_error says what happened: $le" test "$le" != none
+	nr=$(rn "$ctrl" next_reconnect_ms)
+	check "next_reconnect_ms is scheduled ($nr)" test "${nr:--1}" -ge 0 -a "${nr:--1}" -le 1500
+fi
+check "the write issued during the outage is still pending" kill -0 "$ddpid"
+t=$(now_ns)
+port_up
+if wait_for 60 state_is "$ctrl" live; then
+	ok "$ctrl live again $(secs_since "$t") s after the port came back"
+else
+	not_ok "$ctrl reconnected" "state: $(ctrl_attr "$ctrl" state)"
+fi
+if timeout 60 wait "$ddpid"; then
+	ok "the write issued during the outage completed"
+else
+	not_ok "the write issued during the outage completed"
+fi
+check "data written before the outage reads back intact" \
+	cmp <(dd if="$dev" bs=1M count=8 iflag=direct status=none) /tmp/before.bin
+check "data written during the outage reads back intact" \
+	cmp <(dd if="$dev" bs=1M skip=16 count=4 iflag=direct status=none) /tmp/during.bin
+if is_rnvme; then
+	check "reconnects = 1" test "$(rn "$ctrl" reconnects)" = 1
+	check "next_reconnect_ms = -1 once live" test "$(rn "$ctrl" next_reconnect_ms)" = -1
+fi
+timeout 60 nvme disconnect -d "$ctrl" >/dev/null 2>&1
+
+# ---------------------------------------------------------- fast_io_fail_tmo
+ctrl=$(connect "reconnect_delay=1,ctrl_loss_tmo=60,fast_io_fail_tmo=3")
+if [ -n "$ctrl" ] && dev=$(wait_ns_dev "$ctrl" 30); then
+	port_down
+	wait_for 60 state_is "$ctrl" connecting
+	t=$(now_ns)
+	if timeout 60 dd if="$dev" of=/dev/null bs=4k count=1 iflag=direct status=none 2>/dev/null; then
+		not_ok "I/O fails after fast_io_fail_tmo=3 while disconnected"
+	else
+		s=$(secs_since "$t")
+		ok "I/O failed $s s into the outage with fast_io_fail_tmo=3"
+		check "it failed at the deadline, not before 1 s or after 20 s ($s s)" \
+			awk -v s="$s" 'BEGIN { exit !(s >= 1 && s <= 20) }'
+	fi
+	port_up
+	check "reconnects after fast_io_fail" wait_for 60 state_is "$ctrl" live
+	check "I/O works again" dd if="$dev" of=/dev/null bs=4k count=1 iflag=direct status=none
+	timeout 60 nvme disconnect -d "$ctrl" >/dev/null 2>&1
+else
+	not_ok "connect with fast_io_fail_tmo=3"
+fi
+
+# ---------------------------------------------------------- ctrl_loss_tmo
+ctrl=$(connect "reconnect_delay=1,ctrl_loss_tmo=4")
+if [ -n "$ctrl" ] && wait_ns_dev "$ctrl" 30 >/dev/null; then
+	t=$(now_ns)
+	port_down
+	if wait_for 90 test ! -e "/sys/class/nvme/$ctrl"; then
+		s=$(secs_since "$t")
+		ok "controller deleted $s s after the loss with ctrl_loss_tmo=4"
+		check "not before ctrl_loss_tmo ($s s >= 4)" awk -v s="$s" 'BEGIN { exit !(s >= 4) }'
+	else
+		not_ok "controller deleted after ctrl_loss_tmo=4" "state: $(ctrl_attr "$ctrl" state)"
+	fi
+	port_up
+else
+	not_ok "connect with ctrl_loss_tmo=4"
+fi
+
+# ---------------------------------------------------------- backoff (rnvme only)
+if is_rnvme; then
+	p=/sys/module/rnvme/parameters
+	check "reconnect_jitter=51 is refused" bash -c "! echo 51 > $p/reconnect_jitter 2>/dev/null || [ \$(cat $p/reconnect_jitter) -le 50 ]"
+	echo 8 > "$p/reconnect_backoff_max"
+	ctrl=$(connect "reconnect_delay=1,ctrl_loss_tmo=60")
+	if [ -n "$ctrl" ] && wait_ns_dev "$ctrl" 30 >/dev/null; then
+		from=$(($(dmesg | wc -l) + 1))
+		port_down
+		wait_for 60 bash -c "[ \$(dmesg | tail -n +$from | grep -c '$ctrl: reconnecting in') -ge 5 ]"
+		delays=$(dmesg | tail -n +"$from" | sed -n "s/.*$ctrl: reconnecting in \([0-9.]*\) seconds.*/\1/p" | tr '\n' ' ')
+		echo "# backoff delays: $delays"
+		check "delays double and cap at 8 s: $delays" awk -v d="$delays" 'BEGIN {
+			n = split(d, a, " "); if (n < 4) exit 1
+			for (i = 2; i <= n; i++) if (a[i] + 0 < a[i-1] + 0 || a[i] + 0 > 8) exit 1
+			exit !(a[1] + 0 == 1 && a[n] + 0 == 8) }'
+		port_up
+		check "reconnects with backoff on" wait_for 30 state_is "$ctrl" live
+		timeout 60 nvme disconnect -d "$ctrl" >/dev/null 2>&1
+	else
+		not_ok "connect for the backoff test"
+	fi
+	echo 0 > "$p/reconnect_backoff_max"
+fi
+
+suite_end
