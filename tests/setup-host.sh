@@ -31,6 +31,8 @@ PKGS=(
 	fio nvme-cli rdma-core iproute2 ibverbs-utils
 	# module build
 	build-essential pahole
+	# bench chart
+	python3-matplotlib
 	# C++ tool
 	cmake pkg-config libnvme-dev libnl-3-dev libnl-route-3-dev libcli11-dev
 	nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
