@@ -62,3 +62,25 @@ install-tool: tool
 
 clean:
 	rm -rf build rnvme.ko
+
+# ---- packaging (tools/packaging; see Documentation/packaging.rst) ----
+#   make deb           build rnvme-dkms and rnvme-tools .debs into build/debs/
+#   make dkms-install  register this tree with DKMS (/usr/src/rnvme-VER),
+#                      build and install for KVER, install the modprobe.d redirect
+#   make dkms-remove   undo dkms-install (all kernels)
+RNVME_PKG_VER = $(shell sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' dkms.conf)
+.PHONY: deb dkms-install dkms-remove
+deb:
+	tools/packaging/build-debs.sh
+
+dkms-install:
+	tools/packaging/build-debs.sh --stage-only /usr/src/rnvme-$(RNVME_PKG_VER)
+	dkms add -m rnvme -v $(RNVME_PKG_VER)
+	dkms build -m rnvme -v $(RNVME_PKG_VER) -k $(KVER)
+	dkms install -m rnvme -v $(RNVME_PKG_VER) -k $(KVER)
+	install -D -m 0644 tools/packaging/modprobe.d/rnvme.conf /etc/modprobe.d/rnvme.conf
+
+dkms-remove:
+	-dkms remove -m rnvme -v $(RNVME_PKG_VER) --all
+	rm -rf /usr/src/rnvme-$(RNVME_PKG_VER)
+	rm -f /etc/modprobe.d/rnvme.conf
