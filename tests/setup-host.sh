@@ -36,6 +36,8 @@ PKGS=(
 	# C++ tool
 	cmake pkg-config libnvme-dev libnl-3-dev libnl-route-3-dev libcli11-dev
 	nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
+	# packaging (tools/packaging, tests/host/20-packaging.sh, suite 10-dkms)
+	dkms dpkg-dev debhelper dh-dkms python3-docutils
 )
 
 installed_version() { dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$1" 2>/dev/null | awk '$1 == "ii" { print $2 }'; }
