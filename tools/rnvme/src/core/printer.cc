@@ -73,6 +73,11 @@ json to_json(const Topology& t) {
     for (const auto& c : s.controllers) {
       json paths = json::array();
       for (const auto& n : c.paths) paths.push_back(ns_json(n));
+      json rnvme_state = c.rnvme.empty() ? json(nullptr) : json::object();
+      for (const auto& [k, v] : c.rnvme) {
+        auto n = parse_int(v);
+        rnvme_state[k] = n ? json(*n) : json(v);
+      }
       ctrls.push_back({{"name", c.name},
                        {"instance", c.instance},
                        {"transport", c.transport},
@@ -89,7 +94,8 @@ json to_json(const Topology& t) {
                        {"fast_io_fail_tmo", opt(c.fast_io_fail_tmo)},
                        {"hostnqn", str_or_null(c.hostnqn)},
                        {"hostid", str_or_null(c.hostid)},
-                       {"paths", std::move(paths)}});
+                       {"paths", std::move(paths)},
+                       {"rnvme", std::move(rnvme_state)}});
     }
     json nss = json::array();
     for (const auto& n : s.namespaces) nss.push_back(ns_json(n));
@@ -216,6 +222,11 @@ void Printer::print(const Topology& t) {
                  "fast_io_fail_tmo {}\n",
                  opt_text(c.queue_count, "?"), opt_text(c.sqsize, "?"), opt_text(c.cntlid, "?"),
                  opt_text(c.ctrl_loss_tmo), opt_text(c.reconnect_delay), opt_text(c.fast_io_fail_tmo));
+      if (!c.rnvme.empty()) {
+        std::string line;
+        for (const auto& [k, v] : c.rnvme) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", k, v);
+        fmt::print(out_, "          rnvme: {}\n", line);
+      }
       for (const auto& n : c.paths) ns_text(out_, n, "          ");
     }
     for (const auto& n : s.namespaces) ns_text(out_, n, "  ");

@@ -35,6 +35,7 @@ Topology sample_topology() {
   c.ctrl_loss_tmo = 600;
   c.reconnect_delay = 10;
   c.paths.push_back({"nvme0c0n1", "", 1, 1073741824, 512});
+  c.rnvme = {{"error_recoveries", "2"}, {"last_error", "1234 -104"}, {"rdma_device", "rxe0"}};
   s.controllers.push_back(c);
   s.namespaces.push_back({"nvme0n1", "/dev/nvme0n1", 1, 1073741824, 512});
   t.subsystems.push_back(s);
@@ -78,6 +79,8 @@ TEST(Printer, TopologyJsonUsesNumbersAndNulls) {
   EXPECT_EQ(c["queue_count"], 3);
   EXPECT_TRUE(c["fast_io_fail_tmo"].is_null());
   EXPECT_EQ(j["subsystems"][0]["namespaces"][0]["size_bytes"], 1073741824);
+  EXPECT_EQ(c["rnvme"]["error_recoveries"], 2);
+  EXPECT_EQ(c["rnvme"]["last_error"], "1234 -104");
 }
 
 TEST(Printer, EmptyTopology) {

@@ -34,6 +34,9 @@ struct NvmeController {
   std::optional<int> reconnect_delay;
   std::optional<int> fast_io_fail_tmo;
   std::vector<NvmeNamespace> paths;   // namespaces reached through this controller
+  // rnvme.ko's per-controller state (/sys/class/nvme/nvmeN/rnvme/: error_recoveries,
+  // reconnect_attempts, last_error, rdma_device, ...); empty for other transports.
+  std::map<std::string, std::string> rnvme;
 };
 
 struct NvmeSubsystem {

@@ -64,6 +64,9 @@ NvmeController read_controller(const FileSystem& fs, const std::string& name) {
   c.ctrl_loss_tmo = int_attr(fs, dir + "/ctrl_loss_tmo");
   c.reconnect_delay = int_attr(fs, dir + "/reconnect_delay");
   c.fast_io_fail_tmo = int_attr(fs, dir + "/fast_io_fail_tmo");
+  // Attribute names are read from the directory so that ones added to rnvme.ko later show up.
+  for (const auto& key : list_or_empty(fs, dir + "/rnvme"))
+    c.rnvme[key] = attr(fs, dir + "/rnvme/" + key);
   for (const auto& e : list_or_empty(fs, dir))
     if (is_namespace_name(e))
       // nvmeXcYnZ are multipath paths: hidden, no /dev node.

@@ -24,6 +24,11 @@ TEST(Sysfs, ReadsControllerAttributes) {
   EXPECT_EQ(c.ctrl_loss_tmo, 600);
   EXPECT_EQ(c.fast_io_fail_tmo, std::nullopt);  // "off"
   EXPECT_EQ(c.hostnqn, kHostnqn);
+  EXPECT_TRUE(c.rnvme.empty());
+  fs.add("/sys/class/nvme/nvme2/rnvme/reconnects", "3\n");
+  fs.add("/sys/class/nvme/nvme2/rnvme/rdma_device", "rxe0\n");
+  c = read_controller(fs, "nvme2");
+  EXPECT_EQ(c.rnvme, (std::map<std::string, std::string>{{"rdma_device", "rxe0"}, {"reconnects", "3"}}));
 }
 
 TEST(Sysfs, TopologyWithMultipathHeadAndPath) {

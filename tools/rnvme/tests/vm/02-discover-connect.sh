@@ -41,6 +41,12 @@ expect_json "list: $TEST_NQN has $ctrl over $TRANSPORT, live, at $TGT_IP4:$TGT_P
 	".subsystems[] | select(.nqn == \"$TEST_NQN\") | .controllers[] | select(.name == \"$ctrl\" and .transport == \"$TRANSPORT\" and .state == \"live\" and .traddr == \"$TGT_IP4\" and .trsvcid == \"$TGT_PORT\")"
 expect_json "list: queue_count and ctrl_loss_tmo are numbers, hostnqn is ours" \
 	".subsystems[].controllers[] | select(.name == \"$ctrl\") | (.queue_count | type == \"number\") and (.queue_count >= 2) and (.ctrl_loss_tmo == 600) and (.hostnqn == \"$HOST_NQN\")"
+if [ -d "/sys/class/nvme/$ctrl/rnvme" ]; then
+	expect_json "list: rnvme.ko state of $ctrl shows rdma_device rxe0 and numeric counters" \
+		".subsystems[].controllers[] | select(.name == \"$ctrl\") | .rnvme | (.rdma_device == \"rxe0\") and (.error_recoveries | type == \"number\")"
+else
+	tap_skip "host driver has no rnvme/ sysfs group" "list shows rnvme.ko controller state"
+fi
 size=$(blockdev --getsize64 "$dev" 2>/dev/null || echo 0)
 expect_json "list: namespace $dev with size $size bytes" \
 	"[.subsystems[] | select(.nqn == \"$TEST_NQN\") | (.namespaces[], .controllers[].paths[])] | map(select(.size_bytes == $size and .size_bytes > 0)) | length > 0"
