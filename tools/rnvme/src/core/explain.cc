@@ -307,9 +307,10 @@ Diagnosis explain_connect_failure(const ConnectFacts& f) {
   if (!f.env.transport_loaded)
     return done(make(FailureClass::kModuleMissing, "the RDMA transport module is not loaded",
                      "'modprobe rnvme' (or 'modprobe nvme-rdma')"));
-  if (f.env.host && !f.env.host->ok())
+  // Missing identity files are not a cause: the kernel then uses its default host.
+  if (f.env.host)
     for (const auto& p : f.env.host->problems)
-      if (p.fatal)
+      if (p.fatal && p.kind != HostProblem::kMissing)
         return done(make(FailureClass::kHostIdentity, fmt::format("{}: {}", p.source, p.problem),
                          p.fix));
   if (f.env.route_errno)

@@ -168,6 +168,12 @@ TEST(Explain, HostIdentityFromKernelAndFromChecks) {
   EXPECT_NE(d.cause.find("/etc/nvme/hostid"), std::string::npos);
 }
 
+TEST(Explain, MissingIdentityFilesAreNotBlamed) {
+  auto f = healthy(ECONNRESET);
+  f.env.host = check_host_identity({std::nullopt, std::nullopt});
+  EXPECT_EQ(cls(f), FailureClass::kWrongPort);
+}
+
 TEST(Explain, ModulesAndPermissions) {
   auto f = healthy(ENOENT);
   EXPECT_EQ(cls(f), FailureClass::kModuleMissing);
