@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-debs.sh [--out DIR] [--stage-only DIR]
+# build-debs.sh [--out DIR] [--indep] [--stage-only DIR]
 #
 # Builds the Debian packages rnvme-dkms and rnvme-tools with the standard
 # tooling (dpkg-buildpackage, debhelper, dh-dkms).  The repository keeps its
@@ -10,6 +10,8 @@
 # under build/debs/stage/rnvme-VERSION and runs dpkg-buildpackage there.
 # The .deb files land in build/debs/ (or --out DIR).
 #
+#   --indep           build only rnvme-dkms (architecture-independent; no C++
+#                     compile, seconds instead of minutes)
 #   --stage-only DIR  only write the DKMS source tree (what rnvme-dkms puts in
 #                     /usr/src/rnvme-VERSION) to DIR and exit; used by the
 #                     host test to run `dkms build` from a staged tree.
@@ -21,14 +23,16 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PKG=$REPO/tools/packaging
 out=$REPO/build/debs
 stage_only=""
+indep=0
 
 die() { echo "build-debs: error: $*" >&2; exit 1; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--out) out=${2:?--out needs a directory}; shift 2 ;;
+	--indep) indep=1; shift ;;
 	--stage-only) stage_only=${2:?--stage-only needs a directory}; shift 2 ;;
-	-h|--help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option '$1'" ;;
 	esac
 done
@@ -59,7 +63,9 @@ if [ -n "$stage_only" ]; then
 	exit 0
 fi
 
-for t in dpkg-buildpackage dh dh_dkms cmake rst2man; do
+tools=(dpkg-buildpackage dh dh_dkms)
+[ "$indep" = 1 ] || tools+=(cmake rst2man)
+for t in "${tools[@]}"; do
 	command -v "$t" >/dev/null ||
 		die "'$t' not found: apt-get install dpkg-dev debhelper dh-dkms cmake python3-docutils (or run tests/setup-host.sh)"
 done
@@ -78,17 +84,20 @@ mkdir -p "$src/tools/rnvme" "$src/Documentation"
 (cd "$REPO/tools/rnvme" && tar --exclude=./build --exclude='./build-*' -cf - .) | tar -xf - -C "$src/tools/rnvme"
 cp -a "$REPO/Documentation/." "$src/Documentation/"
 
-echo "build-debs: building rnvme $deb_ver in $src"
+what=-b
+[ "$indep" = 0 ] || what=-A
+echo "build-debs: building rnvme $deb_ver ($([ "$indep" = 1 ] && echo rnvme-dkms only || echo all packages)) in $src"
 log=$stage/dpkg-buildpackage.log
 if ! (cd "$src" && DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:-parallel=2 nocheck} \
-	dpkg-buildpackage -b -us -uc) > "$log" 2>&1; then
+	dpkg-buildpackage "$what" -us -uc) > "$log" 2>&1; then
 	tail -n 40 "$log" >&2
 	die "dpkg-buildpackage failed; full log: $log"
 fi
 shopt -s nullglob
 debs=("$stage"/*.deb)
 [ "${#debs[@]}" -gt 0 ] || die "dpkg-buildpackage produced no .deb (log: $log)"
-rm -f "$out"/rnvme-dkms_*.deb "$out"/rnvme-tools_*.deb "$out"/rnvme-tools-dbgsym_*.deb
+rm -f "$out"/rnvme-dkms_*.deb
+[ "$indep" = 1 ] || rm -f "$out"/rnvme-tools_*.deb "$out"/rnvme-tools-dbgsym_*.deb
 mv "${debs[@]}" "$out/"
 for f in "$stage"/*.buildinfo "$stage"/*.changes; do mv "$f" "$out/"; done
 echo "build-debs: packages in $out:"

@@ -99,24 +99,37 @@ fi
 
 # ------------------------------------------------------------ 3. vendor RDMA stack
 modfield() { modinfo -F "$1" "$2" 2>/dev/null | head -n 1; }
+modcat() { # uncompressed module contents on stdout
+	case "$1" in
+	*.xz) xz -dc "$1" ;;
+	*.zst) zstd -qdc "$1" ;;
+	*.gz) gzip -dc "$1" ;;
+	*) cat "$1" ;;
+	esac 2>/dev/null
+}
 intree=""
 for f in "$moddir"/kernel/drivers/infiniband/core/ib_core.ko*; do
 	[ -e "$f" ] && intree=$f && break
 done
+intree_sum=""
+[ -z "$intree" ] || intree_sum=$(modcat "$intree" | sha256sum | cut -d' ' -f1)
+# An ib_core outside kernel/ (updates/, extra/, weak-updates/ take precedence
+# in depmod's search order) is a vendor stack unless it is a byte-identical
+# copy of the in-tree one.  Out-of-tree builds also lack "intree: Y" and may
+# carry another vermagic.
 vendor=()
 while IFS= read -r f; do
 	[ -n "$f" ] || continue
-	case "$f" in */rnvme.ko*) continue ;; esac
-	if [ -z "$intree" ] ||
-		[ "$(modfield vermagic "$f")" != "$(modfield vermagic "$intree")" ] ||
-		[ "$(modfield srcversion "$f")" != "$(modfield srcversion "$intree")" ]; then
-		vendor+=("$f (vermagic '$(modfield vermagic "$f")', srcversion $(modfield srcversion "$f"))")
+	if [ -z "$intree" ] || [ "$(modcat "$f" | sha256sum | cut -d' ' -f1)" != "$intree_sum" ]; then
+		why="vermagic '$(modfield vermagic "$f")'"
+		[ "$(modfield intree "$f")" = Y ] || why="$why, built out of tree"
+		vendor+=("$f ($why; not the kernel's ib_core.ko)")
 	fi
 done < <(find "$moddir" -path "$moddir/kernel" -prune -o -name 'ib_core.ko*' -print 2>/dev/null)
-# The running kernel may have a vendor ib_core loaded from elsewhere.
-if [ "$(uname -r)" = "$kver" ] && [ -r /sys/module/ib_core/srcversion ] && [ -n "$intree" ] &&
-	[ "$(cat /sys/module/ib_core/srcversion)" != "$(modfield srcversion "$intree")" ]; then
-	vendor+=("the loaded ib_core (srcversion $(cat /sys/module/ib_core/srcversion), not the in-tree $(modfield srcversion "$intree"))")
+# The running kernel may have a vendor ib_core loaded from elsewhere ('O' taint).
+if [ "$(uname -r)" = "$kver" ] && [ -r /sys/module/ib_core/taint ] &&
+	grep -q O /sys/module/ib_core/taint; then
+	vendor+=("the loaded ib_core is an out-of-tree module (taint '$(cat /sys/module/ib_core/taint)')")
 fi
 # MLNX_OFED ships the Module.symvers of its stack; compare its RDMA exports.
 symvers_diff=()
