@@ -140,10 +140,15 @@ tap_finish() {
 
 # ====================================================================== timing
 
-now_ns() { date +%s%N; }
+# Fork-free clock (every exec is slow under TCG): nanoseconds since the epoch.
+now_ns() { local t=${EPOCHREALTIME/[.,]/}; echo "${t}000"; }
 
 # secs_since STAMP: seconds (2 decimals) since a now_ns stamp.
-secs_since() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
+secs_since() {
+	local t=${EPOCHREALTIME/[.,]/} d
+	d=$(((t - ${1:0:-3}) / 10000))
+	printf '%d.%02d' $((d / 100)) $((d % 100))
+}
 
 # timed NAME CMD...: run CMD, print "# NAME: N.NN s", return its status; T_ELAPSED = seconds.
 T_ELAPSED=0
@@ -170,7 +175,7 @@ wait_for() {
 			return 0
 		fi
 		WAIT_ELAPSED=$(secs_since "$t")
-		awk -v e="$WAIT_ELAPSED" -v l="$limit" 'BEGIN { exit !(e >= l) }' && return 1
+		[ "${WAIT_ELAPSED%.*}" -ge "$limit" ] && return 1
 		sleep 0.2
 	done
 }
@@ -220,76 +225,76 @@ fx_dmesg_check() {
 # the host side). The "oif" rules make rdma_cm's reverse-path check of incoming
 # connection requests (validate_net_dev) resolve to the receiving veth for IPv6.
 fx_rxe_up() {
-	local t dev mac0 mac1
+	local t mac0 mac1 fam
 	t=$(now_ns)
-	modprobe veth || { echo "# modprobe veth failed"; return 1; }
-	modprobe rdma_rxe || { echo "# modprobe rdma_rxe failed"; return 1; }
-	modprobe ib_uverbs 2>/dev/null || true
-	if ! ip link show veth0 >/dev/null 2>&1; then
+	modprobe -a veth rdma_rxe || { echo "# modprobe veth rdma_rxe failed"; return 1; }
+	if [ ! -e /sys/class/net/veth0 ]; then
 		ip link add veth0 type veth peer name veth1 || return 1
 	fi
 	sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
-		net.ipv4.conf.all.accept_local=1 >/dev/null
-	for dev in veth0 veth1; do
-		sysctl -qw "net.ipv4.conf.$dev.rp_filter=0" "net.ipv4.conf.$dev.accept_local=1" \
-			"net.ipv6.conf.$dev.accept_dad=0" >/dev/null
-	done
-	ip addr replace "$HOST_IP4/24" dev veth0
-	ip addr replace "$TGT_IP4/24" dev veth1
-	ip -6 addr replace "$HOST_IP6/64" dev veth0 nodad
-	ip -6 addr replace "$TGT_IP6/64" dev veth1 nodad
-	ip link set veth0 up
-	ip link set veth1 up
+		net.ipv4.conf.all.accept_local=1 \
+		net.ipv4.conf.veth0.rp_filter=0 net.ipv4.conf.veth0.accept_local=1 \
+		net.ipv4.conf.veth1.rp_filter=0 net.ipv4.conf.veth1.accept_local=1 \
+		net.ipv6.conf.veth0.accept_dad=0 net.ipv6.conf.veth1.accept_dad=0 >/dev/null
+	read -r mac0 < /sys/class/net/veth0/address
+	read -r mac1 < /sys/class/net/veth1/address
+	# One ip process per address family (-force: keep going past "does not
+	# exist" errors of the cleanup lines on reruns).
+	local -a v4 v6
+	v4=("addr replace $HOST_IP4/24 dev veth0" "addr replace $TGT_IP4/24 dev veth1"
+		"link set veth0 up" "link set veth1 up"
+		"neigh replace $TGT_IP4 lladdr $mac1 dev veth0 nud permanent"
+		"neigh replace $HOST_IP4 lladdr $mac0 dev veth1 nud permanent"
+		"route add $TGT_IP4 dev veth0 src $HOST_IP4 table 100"
+		"route add $HOST_IP4 dev veth1 src $TGT_IP4 table 101")
+	v6=("addr replace $HOST_IP6/64 dev veth0 nodad" "addr replace $TGT_IP6/64 dev veth1 nodad"
+		"neigh replace $TGT_IP6 lladdr $mac1 dev veth0 nud permanent"
+		"neigh replace $HOST_IP6 lladdr $mac0 dev veth1 nud permanent"
+		"route add $TGT_IP6 dev veth0 src $HOST_IP6 table 100"
+		"route add $HOST_IP6 dev veth1 src $TGT_IP6 table 101")
+	fx_ip_batch() { # FAMILY PEER-OF-HOST PEER-OF-TARGET LINES...
+		local fam=$1 tgt=$2 host=$3 p
+		shift 3
+		{
+			echo "route flush table 100"
+			echo "route flush table 101"
+			for p in 10 11 12 13 1000; do echo "rule del pref $p"; done
+			printf '%s\n' "$@"
+			echo "rule add pref 10 iif lo to $tgt lookup 100"
+			echo "rule add pref 11 iif lo to $host lookup 101"
+			echo "rule add pref 12 oif veth0 to $tgt lookup 100"
+			echo "rule add pref 13 oif veth1 to $host lookup 101"
+			# The local table must come after the rules above.
+			echo "rule add pref 1000 lookup local"
+			echo "rule del pref 0 lookup local"
+		} | ip "$fam" -force -batch - 2>&1 |
+			grep -vE 'No such file or directory|No such process|Cannot find device|^Command failed|RTNETLINK answers: File exists' | diag
+	}
+	fx_ip_batch -4 "$TGT_IP4" "$HOST_IP4" "${v4[@]}"
+	fx_ip_batch -6 "$TGT_IP6" "$HOST_IP6" "${v6[@]}"
 
-	mac0=$(cat /sys/class/net/veth0/address)
-	mac1=$(cat /sys/class/net/veth1/address)
-	ip neigh replace "$TGT_IP4" lladdr "$mac1" dev veth0 nud permanent
-	ip neigh replace "$HOST_IP4" lladdr "$mac0" dev veth1 nud permanent
-	ip -6 neigh replace "$TGT_IP6" lladdr "$mac1" dev veth0 nud permanent
-	ip -6 neigh replace "$HOST_IP6" lladdr "$mac0" dev veth1 nud permanent
-
-	local fam
-	for fam in -4 -6; do
-		ip "$fam" route flush table 100 2>/dev/null || true
-		ip "$fam" route flush table 101 2>/dev/null || true
-		while ip "$fam" rule del pref 10 2>/dev/null; do :; done
-		while ip "$fam" rule del pref 11 2>/dev/null; do :; done
-		while ip "$fam" rule del pref 12 2>/dev/null; do :; done
-		while ip "$fam" rule del pref 13 2>/dev/null; do :; done
-	done
-	ip -4 route add "$TGT_IP4" dev veth0 src "$HOST_IP4" table 100
-	ip -4 route add "$HOST_IP4" dev veth1 src "$TGT_IP4" table 101
-	ip -6 route add "$TGT_IP6" dev veth0 src "$HOST_IP6" table 100
-	ip -6 route add "$HOST_IP6" dev veth1 src "$TGT_IP6" table 101
-	ip -4 rule add pref 10 iif lo to "$TGT_IP4" lookup 100
-	ip -4 rule add pref 11 iif lo to "$HOST_IP4" lookup 101
-	ip -4 rule add pref 12 oif veth0 to "$TGT_IP4" lookup 100
-	ip -4 rule add pref 13 oif veth1 to "$HOST_IP4" lookup 101
-	ip -6 rule add pref 10 iif lo to "$TGT_IP6" lookup 100
-	ip -6 rule add pref 11 iif lo to "$HOST_IP6" lookup 101
-	ip -6 rule add pref 12 oif veth0 to "$TGT_IP6" lookup 100
-	ip -6 rule add pref 13 oif veth1 to "$HOST_IP6" lookup 101
-	# The local table must come after the rules above.
-	for fam in -4 -6; do
-		if ip "$fam" rule show pref 0 | grep -q 'lookup local'; then
-			ip "$fam" rule add pref 1000 lookup local
-			ip "$fam" rule del pref 0
-		fi
-	done
-
-	rdma link show rxe0/1 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev veth0 || return 1
-	rdma link show rxe1/1 >/dev/null 2>&1 || rdma link add rxe1 type rxe netdev veth1 || return 1
+	if ! fx_rxe_ports_active; then
+		rdma link show rxe0/1 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev veth0 || return 1
+		rdma link show rxe1/1 >/dev/null 2>&1 || rdma link add rxe1 type rxe netdev veth1 || return 1
+	fi
 	if ! wait_for 30 fx_rxe_ports_active; then
 		echo "# rxe ports not ACTIVE after 30 s:"
 		rdma link show | diag
 		return 1
 	fi
+	if ! ip route get "$TGT_IP4" | grep -q 'dev veth0'; then
+		echo "# policy routing did not take effect:"
+		{ ip rule; ip route get "$TGT_IP4"; } | diag
+		return 1
+	fi
 	echo "# fx_rxe_up: $(secs_since "$t") s"
 }
 
+# Both rxe ports ACTIVE (one rdma call).
 fx_rxe_ports_active() {
-	rdma link show rxe0/1 2>/dev/null | grep -q 'state ACTIVE' &&
-		rdma link show rxe1/1 2>/dev/null | grep -q 'state ACTIVE'
+	local out
+	out=$(rdma link show 2>/dev/null)
+	[[ $out == *"link rxe0/1 state ACTIVE"* && $out == *"link rxe1/1 state ACTIVE"* ]]
 }
 
 # fx_rxe_down: remove rxe devices and the veth pair (idempotent).
