@@ -27,7 +27,30 @@ MODULE_PARM_DESC(reconnect_backoff_max,
 	"Seconds: when above a controller's reconnect_delay, the delay doubles per failed attempt up to this (default 0: fixed reconnect_delay, like nvme-rdma)");
 
 unsigned int rnvme_reconnect_jitter;
-module_param_named(reconnect_jitter, rnvme_reconnect_jitter, uint, 0644);
+
+static int rnvme_set_jitter(const char *val, const struct kernel_param *kp)
+{
+	unsigned int pct;
+	int ret;
+
+	ret = kstrtouint(val, 0, &pct);
+	if (ret)
+		return ret;
+	if (pct > RNVME_MAX_JITTER_PCT) {
+		pr_err("reconnect_jitter=%u: at most %d percent\n", pct,
+		       RNVME_MAX_JITTER_PCT);
+		return -EINVAL;
+	}
+	*(unsigned int *)kp->arg = pct;
+	return 0;
+}
+
+static const struct kernel_param_ops rnvme_jitter_ops = {
+	.set	= rnvme_set_jitter,
+	.get	= param_get_uint,
+};
+
+module_param_cb(reconnect_jitter, &rnvme_jitter_ops, &rnvme_reconnect_jitter, 0644);
 MODULE_PARM_DESC(reconnect_jitter,
 	"Percent (0-50): spread each reconnect delay randomly by +/- this much, so many hosts do not reconnect in lockstep (default 0)");
 
@@ -208,11 +231,6 @@ static int __init rnvme_init(void)
 		       rnvme_transport_name, rnvme_transport_name,
 		       rnvme_transport_name);
 		return -EBUSY;
-	}
-	if (rnvme_reconnect_jitter > RNVME_MAX_JITTER_PCT) {
-		pr_err("reconnect_jitter=%u: at most %d percent\n",
-		       rnvme_reconnect_jitter, RNVME_MAX_JITTER_PCT);
-		return -EINVAL;
 	}
 	rnvme_transport.name = rnvme_transport_name;
 

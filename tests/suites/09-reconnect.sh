@@ -65,8 +65,8 @@ if wait_for 60 state_is "$ctrl" live; then
 else
 	not_ok "$ctrl reconnected" "state: $(ctrl_attr "$ctrl" state)"
 fi
-if timeout 60 wait "$ddpid"; then
-	ok "the write issued during the outage completed"
+if wait_for 60 bash -c "! kill -0 $ddpid" && wait "$ddpid"; then
+	ok "the write issued during the outage completed ($WAIT_ELAPSED s after the port came back)"
 else
 	not_ok "the write issued during the outage completed"
 fi
@@ -90,7 +90,7 @@ if [ -n "$ctrl" ] && dev=$(wait_ns_dev "$ctrl" 30); then
 		not_ok "I/O fails after fast_io_fail_tmo=3 while disconnected"
 	else
 		s=$(secs_since "$t")
-		ok "I/O failed $s s into the outage with fast_io_fail_tmo=3"
+		ok "I/O failed $s s after the controller was seen connecting, fast_io_fail_tmo=3"
 		check "it failed at the deadline, not before 1 s or after 20 s ($s s)" \
 			awk -v s="$s" 'BEGIN { exit !(s >= 1 && s <= 20) }'
 	fi
@@ -122,7 +122,9 @@ fi
 # ---------------------------------------------------------- backoff (rnvme only)
 if is_rnvme; then
 	p=/sys/module/rnvme/parameters
-	check "reconnect_jitter=51 is refused" bash -c "! echo 51 > $p/reconnect_jitter 2>/dev/null || [ \$(cat $p/reconnect_jitter) -le 50 ]"
+	check_fails "reconnect_jitter=51 is refused" bash -c "echo 51 > $p/reconnect_jitter"
+	check "reconnect_jitter=20 is accepted" bash -c "echo 20 > $p/reconnect_jitter && [ \$(cat $p/reconnect_jitter) = 20 ]"
+	echo 0 > "$p/reconnect_jitter"
 	echo 8 > "$p/reconnect_backoff_max"
 	ctrl=$(connect "reconnect_delay=1,ctrl_loss_tmo=60")
 	if [ -n "$ctrl" ] && wait_ns_dev "$ctrl" 30 >/dev/null; then
@@ -142,6 +144,27 @@ if is_rnvme; then
 		not_ok "connect for the backoff test"
 	fi
 	echo 0 > "$p/reconnect_backoff_max"
+
+	echo 20 > "$p/reconnect_jitter"
+	ctrl=$(connect "reconnect_delay=1,ctrl_loss_tmo=60")
+	if [ -n "$ctrl" ] && wait_ns_dev "$ctrl" 30 >/dev/null; then
+		from=$(($(dmesg | wc -l) + 1))
+		port_down
+		wait_for 60 bash -c "[ \$(dmesg | tail -n +$from | grep -c '$ctrl: reconnecting in') -ge 4 ]"
+		delays=$(dmesg | tail -n +"$from" | sed -n "s/.*$ctrl: reconnecting in \([0-9.]*\) seconds.*/\1/p" | tr '\n' ' ')
+		echo "# jitter delays: $delays"
+		check "jitter 20%: delays within 0.8-1.2 s and not all equal: $delays" awk -v d="$delays" 'BEGIN {
+			n = split(d, a, " "); if (n < 4) exit 1
+			same = 1
+			for (i = 1; i <= n; i++) { if (a[i] < 0.8 || a[i] > 1.2) exit 1; if (a[i] != a[1]) same = 0 }
+			exit same }'
+		port_up
+		check "reconnects with jitter on" wait_for 30 state_is "$ctrl" live
+		timeout 60 nvme disconnect -d "$ctrl" >/dev/null 2>&1
+	else
+		not_ok "connect for the jitter test"
+	fi
+	echo 0 > "$p/reconnect_jitter"
 fi
 
 suite_end
