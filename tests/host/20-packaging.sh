@@ -33,7 +33,7 @@ else
 	not_ok "rnvme-dkms .deb builds with dpkg-buildpackage"
 	echo "$out" | tail -n 30 | diag
 fi
-tools_deb=$(ls "$debs"/rnvme-tools_"$pkgver"_*.deb 2>/dev/null | head -n 1)
+tools_deb=$(find "$debs" -maxdepth 1 -name "rnvme-tools_${pkgver}_*.deb" 2>/dev/null | head -n 1)
 if [ "$tools_mode" = reuse ] && [ -n "$tools_deb" ] &&
 	[ -z "$(find "$REPO/tools/rnvme/src" "$REPO/tools/rnvme/CMakeLists.txt" "$REPO/Documentation/rnvme.8.rst" \
 		"$REPO/tools/packaging/debian" -newer "$tools_deb" -print -quit 2>/dev/null)" ]; then
@@ -48,7 +48,7 @@ else
 		not_ok "rnvme-tools .deb builds"
 		echo "$out" | tail -n 30 | diag
 	fi
-	tools_deb=$(ls "$debs"/rnvme-tools_"$pkgver"_*.deb 2>/dev/null | head -n 1)
+	tools_deb=$(find "$debs" -maxdepth 1 -name "rnvme-tools_${pkgver}_*.deb" 2>/dev/null | head -n 1)
 fi
 
 # ------------------------------------------------------------------ contents
@@ -85,8 +85,9 @@ if [ -r "$dkms_deb" ]; then
 	fi
 	mkdir -p "$work/ctrl"
 	dpkg-deb -e "$dkms_deb" "$work/ctrl"
+	# shellcheck disable=SC2016 # literal text of the generated prerm
 	if grep -q 'common.postinst rnvme 0.1\|DKMS_NAME=rnvme' "$work/ctrl/postinst" &&
-		grep -q 'dkms remove -m \$DKMS_NAME -v \$DKMS_VERSION --all' "$work/ctrl/prerm"; then
+		grep -qF 'dkms remove -m $DKMS_NAME -v $DKMS_VERSION --all' "$work/ctrl/prerm"; then
 		ok "maintainer scripts from dh_dkms: postinst builds+installs, prerm runs dkms remove --all"
 	else
 		not_ok "dh_dkms maintainer scripts"
@@ -139,7 +140,7 @@ if [ -d "$work/root/$src" ]; then
 		if [ -f "$ko" ] && [ "$(modinfo -F vermagic "$ko" | awk '{ print $1 }')" = "$kver" ]; then
 			ok "dkms build for $kver from the packaged source ($secs s): $(basename "$ko") vermagic $kver"
 		else
-			not_ok "dkms build produced rnvme.ko for $kver"; ls -lR "$tree/rnvme/$upver" 2>&1 | diag
+			not_ok "dkms build produced rnvme.ko for $kver"; find "$tree/rnvme/$upver" 2>&1 | diag
 		fi
 		if grep -q 'LAYOUT .* match' "$tree/rnvme/$upver/$kver/$(uname -m)/log/make.log" 2>/dev/null; then
 			ok "the DKMS build ran the nvme-core layout check: $(grep -o '[0-9]* nvme-core structs match' "$tree/rnvme/$upver/$kver/$(uname -m)/log/make.log")"
@@ -167,7 +168,7 @@ if [ -d "$work/root/$src" ]; then
 	if [ "$(ls -la /var/lib/dkms 2>/dev/null)" = "$before" ] && [ ! -e /var/lib/dkms/rnvme ]; then
 		ok "host /var/lib/dkms untouched"
 	else
-		not_ok "host /var/lib/dkms untouched"; ls -la /var/lib/dkms | diag
+		not_ok "host /var/lib/dkms untouched"; find /var/lib/dkms -maxdepth 1 | diag
 	fi
 fi
 
@@ -239,6 +240,7 @@ fi
 
 # Secure Boot on, no DKMS key: a warning that says how to enroll.
 mkdir -p "$work/bin"
+# shellcheck disable=SC2016 # a script body, expanded by the fake mokutil
 printf '#!/bin/sh\ncase "$1" in --sb-state) echo "SecureBoot enabled" ;; --test-key) echo "$2 is not enrolled" ;; esac\n' \
 	> "$work/bin/mokutil"
 chmod +x "$work/bin/mokutil"

@@ -16,7 +16,7 @@ set -uo pipefail
 suite_begin
 
 kver=$(uname -r)
-deb=$(ls "$REPO"/build/debs/rnvme-dkms_*_all.deb 2>/dev/null | sort -V | tail -n 1)
+deb=$(find "$REPO/build/debs" -maxdepth 1 -name 'rnvme-dkms_*_all.deb' 2>/dev/null | sort -V | tail -n 1)
 [ -n "$deb" ] || bail "no rnvme-dkms .deb in $REPO/build/debs: run tests/host/20-packaging.sh or make deb on the host"
 pkgver=$(dpkg-deb -f "$deb" Version)
 upver=${pkgver%-*}
@@ -48,7 +48,7 @@ grep -E '^Building for|^Building initial module|^rnvme-dkms:|Done\.|Error|error'
 tap_result "apt-get install ./$(basename "$deb") (postinst: dkms build + install, $secs s)" "$rc" "$(tail -n 30 "$log")"
 
 check "dkms status: rnvme/$upver installed for $kver" bash -c "dkms status -m rnvme -v $upver -k $kver | grep -q ': installed'"
-ko=$(ls /lib/modules/"$kver"/updates/dkms/rnvme.ko* 2>/dev/null | head -n 1)
+ko=$(find "/lib/modules/$kver/updates/dkms" -name 'rnvme.ko*' 2>/dev/null | head -n 1)
 if [ -n "$ko" ]; then
 	ok "module installed at $ko"
 else
@@ -57,8 +57,9 @@ fi
 check "modprobe resolves rnvme to the DKMS copy" bash -c "modinfo -n rnvme | grep -q /updates/dkms/"
 check "/etc/modprobe.d/rnvme.conf installed" test -f /etc/modprobe.d/rnvme.conf
 check "modprobe nvme-rdma resolves to the redirect" bash -c "modprobe -n -v nvme-rdma 2>&1 | grep -q 'ignore-install rnvme'"
-other=$(ls -d /var/lib/dkms/rnvme/"$upver"/*/x86_64/module 2>/dev/null | grep -v "/$kver/" | tr '\n' ' ')
-[ -z "$other" ] || echo "# also built by postinst: $other"
+for d in /var/lib/dkms/rnvme/"$upver"/*/x86_64/module; do
+	case "$d" in */"$kver"/*|*'*'*) ;; *) echo "# also built by the postinst: $d" ;; esac
+done
 
 # ------------------------------------------------------------------ connect, no manual load
 check "no rnvme / nvme_rdma loaded before connect" bash -c '[ ! -d /sys/module/rnvme ] && [ ! -d /sys/module/nvme_rdma ]'

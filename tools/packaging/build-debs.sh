@@ -101,4 +101,4 @@ rm -f "$out"/rnvme-dkms_*.deb
 mv "${debs[@]}" "$out/"
 for f in "$stage"/*.buildinfo "$stage"/*.changes; do mv "$f" "$out/"; done
 echo "build-debs: packages in $out:"
-ls -1 "$out"/*.deb | sed 's/^/  /'
+printf '  %s\n' "$out"/*.deb
