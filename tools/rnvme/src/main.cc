@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   LibnvmeDiscoveryLogSource dlog;
   LibnlRdmaNetlink netlink;
   RealNetProbe net;
-  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, printer, random_bytes, dry_run, verbose};
+  VerbsPortQuery ports;
+  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, ports, printer, random_bytes, dry_run, verbose};
 
   for (auto& [sub, action] : actions) {
     if (!sub->parsed()) continue;

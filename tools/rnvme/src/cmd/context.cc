@@ -20,6 +20,8 @@ Result<std::vector<RdmaDevice>> rdma_inventory(Context& ctx) {
     list = rdma_devices_from_sysfs(ctx.fs);
   }
   add_rdma_sysfs_details(ctx.fs, list);
+  for (auto& d : list)
+    for (auto& p : d.ports) p.active_mtu = ctx.ports.active_mtu(d.name, p.index).value_or(0);
   return list;
 }
 

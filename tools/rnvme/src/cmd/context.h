@@ -19,6 +19,7 @@
 #include "sys/netlink.h"
 #include "sys/nvme_admin.h"
 #include "sys/route.h"
+#include "sys/verbs.h"
 
 namespace rnvme {
 
@@ -29,6 +30,7 @@ struct Context {
   DiscoveryLogSource& dlog;
   RdmaNetlink& netlink;
   NetProbe& net;
+  PortQuery& ports;
   Printer& out;
   std::function<std::array<uint8_t, 16>()> random;
   bool dry_run = false;

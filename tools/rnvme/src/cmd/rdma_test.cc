@@ -24,6 +24,17 @@ TEST(RdmaCmd, ShowMergesNetlinkAndSysfsGids) {
   EXPECT_EQ(port["gids"][1]["gid"], "0000:0000:0000:0000:0000:ffff:c0a8:3201");
 }
 
+TEST(RdmaCmd, UnknownActiveMtuIsNull) {
+  TestEnv env;
+  env.json();
+  add_rxe(env, "192.168.50.1");
+  env.ports.mtu.clear();  // no verbs access
+  ASSERT_TRUE(run_rdma(env.ctx, {}).ok());
+  auto j = nlohmann::json::parse(env.out.str());
+  EXPECT_TRUE(j["devices"][0]["ports"][0]["active_mtu"].is_null());
+  EXPECT_EQ(j["devices"][0]["ports"][0]["netdev_mtu"], 1500);
+}
+
 TEST(RdmaCmd, FallsBackToSysfsWithoutNetlink) {
   TestEnv env;
   add_rxe(env, "192.168.50.1");

@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cstring>
 
 namespace rnvme {
@@ -14,12 +13,6 @@ std::string strip_state_prefix(std::string_view s) {
   while (!s.empty() && (s.front() == ' ')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
   return std::string(s);
-}
-
-int parse_mtu(std::string_view s) {
-  int v = 0;
-  std::from_chars(s.data(), s.data() + s.size(), v);
-  return v;
 }
 
 std::optional<std::string> gid_for_address(std::string_view ip) {

@@ -21,7 +21,7 @@ struct RdmaPort {
   std::string state;        // "ACTIVE", "DOWN", ...
   std::string phys_state;   // "LINK_UP", ...
   std::string link_layer;   // "Ethernet" or "InfiniBand"
-  int active_mtu = 0;       // bytes, 0 if unknown
+  int active_mtu = 0;       // bytes, from verbs; 0 if unknown
   std::string netdev;       // associated netdev
   int netdev_mtu = 0;       // bytes of the netdev, 0 if unknown
   std::vector<RdmaGid> gids;  // only populated entries (non-zero GIDs)
@@ -36,8 +36,6 @@ struct RdmaDevice {
 
 // "1: ACTIVE" / "4: ACTIVE" from sysfs -> "ACTIVE".
 std::string strip_state_prefix(std::string_view s);
-// "1024 (3)" or "4096" -> bytes.
-int parse_mtu(std::string_view s);
 // The GID an address gets on a RoCE port: IPv4-mapped for IPv4, the address itself for IPv6.
 std::optional<std::string> gid_for_address(std::string_view ip);
 bool is_zero_gid(std::string_view gid);

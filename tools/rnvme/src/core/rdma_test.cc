@@ -14,8 +14,6 @@ TEST(Rdma, GidForAddress) {
 TEST(Rdma, SysfsParsing) {
   EXPECT_EQ(strip_state_prefix("4: ACTIVE\n"), "ACTIVE");
   EXPECT_EQ(strip_state_prefix("5: LinkUp"), "LinkUp");
-  EXPECT_EQ(parse_mtu("1024 (3)"), 1024);
-  EXPECT_EQ(parse_mtu(""), 0);
   EXPECT_TRUE(is_zero_gid("0000:0000:0000:0000:0000:0000:0000:0000\n"));
   EXPECT_FALSE(is_zero_gid("fe80:0000:0000:0000:0000:0000:0000:0001"));
 }

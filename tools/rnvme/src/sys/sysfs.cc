@@ -135,7 +135,6 @@ void add_rdma_sysfs_details(const FileSystem& fs, std::vector<RdmaDevice>& devs)
       if (p.state.empty()) p.state = strip_state_prefix(attr(fs, pdir + "/state"));
       if (p.phys_state.empty()) p.phys_state = strip_state_prefix(attr(fs, pdir + "/phys_state"));
       p.link_layer = attr(fs, pdir + "/link_layer");
-      p.active_mtu = parse_mtu(attr(fs, pdir + "/active_mtu"));
       for (const auto& idx : list_or_empty(fs, pdir + "/gids")) {
         std::string gid = attr(fs, pdir + "/gids/" + idx);
         if (gid.empty() || is_zero_gid(gid)) continue;

@@ -19,7 +19,8 @@ Topology scan_topology(const FileSystem& fs);
 
 // RDMA devices as sysfs lists them (fallback when netlink is unavailable).
 std::vector<RdmaDevice> rdma_devices_from_sysfs(const FileSystem& fs);
-// Adds link layer, MTUs, states missing from netlink and the populated GID entries.
+// Adds link layer, netdev MTU, states missing from netlink and the populated GID entries.
+// (The port's active MTU is in neither sysfs nor netlink: see sys/verbs.h.)
 void add_rdma_sysfs_details(const FileSystem& fs, std::vector<RdmaDevice>& devs);
 
 bool module_loaded(const FileSystem& fs, const std::string& name);

@@ -26,7 +26,7 @@ void add_rxe(TestEnv& env, const std::string& ip, const std::string& state) {
   env.fs.add(base + "/state", fmt::format("{}: {}\n", state == "ACTIVE" ? 4 : 1, state));
   env.fs.add(base + "/phys_state", "5: LinkUp\n");
   env.fs.add(base + "/link_layer", "Ethernet\n");
-  env.fs.add(base + "/active_mtu", "1024 (3)\n");
+  env.ports.mtu["rxe0/1"] = 1024;
   env.fs.add("/sys/class/net/eth0/mtu", "1500\n");
   const std::string gid = *gid_for_address(ip);
   int idx = 0;

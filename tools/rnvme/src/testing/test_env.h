@@ -22,9 +22,10 @@ struct TestEnv {
   FakeDiscoveryLogSource dlog;
   FakeRdmaNetlink netlink;
   FakeNetProbe net;
+  FakePortQuery ports;
   std::ostringstream out, err;
   Printer printer{Format::kText, out, err};
-  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, printer, [] {
+  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, ports, printer, [] {
                 std::array<uint8_t, 16> b{};
                 for (size_t i = 0; i < b.size(); i++) b[i] = static_cast<uint8_t>(i * 17);
                 return b;
