@@ -10,20 +10,8 @@ using namespace rnvme::testing;
 
 class DisconnectAllTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    add_controller(env.fs, "nvme0", "nvme-subsys0", kSubnqn, "rdma", "192.168.50.10", "4420");
-    add_controller(env.fs, "nvme1", "nvme-subsys0", kSubnqn, "rdma", "192.168.51.10", "4420");
-    add_controller(env.fs, "nvme2", "nvme-subsys2", "nqn.2024-01.io.rnvme:other", "rdma", "192.168.50.10", "4420");
-    add_controller(env.fs, "nvme3", "nvme-subsys3", "nqn.2014.08.org.nvmexpress:8086", "pcie", "", "");
-  }
-  std::vector<std::string> deleted() {
-    std::vector<std::string> d;
-    for (const auto& [p, v] : env.fs.writes) {
-      EXPECT_EQ(v, "1");
-      d.push_back(p);
-    }
-    return d;
-  }
+  void SetUp() override { add_sample_controllers(env.fs); }
+  std::vector<std::string> deleted() { return deleted_paths(env.fs); }
   TestEnv env;
 };
 

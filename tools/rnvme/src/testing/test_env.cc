@@ -66,6 +66,23 @@ void add_controller(FakeFileSystem& fs, const std::string& name, const std::stri
   fs.add_dir(s + "/" + name);
 }
 
+void add_sample_controllers(FakeFileSystem& fs) {
+  add_controller(fs, "nvme0", "nvme-subsys0", kSubnqn, "rdma", "192.168.50.10", "4420");
+  add_controller(fs, "nvme1", "nvme-subsys0", kSubnqn, "rdma", "192.168.51.10", "4420");
+  add_controller(fs, "nvme2", "nvme-subsys2", "nqn.2024-01.io.rnvme:other", "rdma", "192.168.50.10",
+                 "4420");
+  add_controller(fs, "nvme3", "nvme-subsys3", "nqn.2014.08.org.nvmexpress:8086", "pcie", "", "");
+}
+
+std::vector<std::string> deleted_paths(const FakeFileSystem& fs) {
+  std::vector<std::string> d;
+  for (const auto& [p, v] : fs.writes) {
+    EXPECT_EQ(v, "1") << p;
+    d.push_back(p);
+  }
+  return d;
+}
+
 void expect_golden(const std::string& name, const std::string& actual) {
   const std::string path = std::string(RNVME_TESTDATA_DIR) + "/golden/" + name;
   if (const char* u = std::getenv("RNVME_UPDATE_GOLDEN"); u && std::strcmp(u, "1") == 0) {

@@ -49,6 +49,11 @@ void add_controller(FakeFileSystem& fs, const std::string& name, const std::stri
                     const std::string& nqn, const std::string& transport, const std::string& traddr,
                     const std::string& trsvcid, const std::string& state = "live");
 
+// nvme0 and nvme1 (two paths to kSubnqn), nvme2 (another RDMA subsystem), nvme3 (PCIe).
+void add_sample_controllers(FakeFileSystem& fs);
+// Paths written so far, each checked to have received "1" (delete_controller writes).
+std::vector<std::string> deleted_paths(const FakeFileSystem& fs);
+
 // Compares with testdata/golden/<name>; RNVME_UPDATE_GOLDEN=1 rewrites the file instead.
 void expect_golden(const std::string& name, const std::string& actual);
 
