@@ -155,6 +155,15 @@ if [ -d "$work/root/$src" ]; then
 		fi
 		if echo "$out" | grep -q "pre-flight for $kver passed"; then ok "pre-flight ran and passed"; else
 			not_ok "pre-flight ran and passed"; echo "$out" | tail -n 20 | diag; fi
+		# A binaries-only DKMS tarball of this build: suite 10-dkms loads it in
+		# the guest instead of compiling under TCG (see the comment there).
+		bin=$debs/rnvme-$upver-$kver.dkms-binaries.tar.gz
+		if dk mktarball -m rnvme -v "$upver" -k "$kver" --binaries-only --archive "$bin" >/dev/null 2>&1 &&
+			[ -s "$bin" ]; then
+			ok "binaries-only DKMS tarball for the VM suite: build/debs/$(basename "$bin")"
+		else
+			not_ok "dkms mktarball --binaries-only"
+		fi
 		if dk remove -m rnvme -v "$upver" --all >/dev/null 2>&1 && [ ! -e "$tree/rnvme" ]; then
 			ok "dkms remove --all leaves nothing in the DKMS tree"
 		else
