@@ -14,7 +14,8 @@ rm -rf "$out/rnvme-tool"
 export RNVME_TOOL_SUITES=${RNVME_TOOL_SUITES:-}
 rc=0
 "$repo/tests/vm/run-vm.sh" --out "$out" "$@" -- "$repo/tools/rnvme/tests/vm/run-guest.sh" || rc=$?
-total=$(grep -hE '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/console.log" 2>/dev/null | tail -n 1)
+# The serial console ends lines with CR LF.
+total=$(tr -d '\r' < "$out/console.log" 2>/dev/null | grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' | tail -n 1)
 if [ -z "$total" ]; then
 	echo "rnvme-tool VM suites: no result (run-vm.sh exit $rc; see $out/console.log)"
 	echo "0 passed, 1 failed, 0 skipped"
