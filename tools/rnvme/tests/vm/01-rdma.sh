@@ -18,8 +18,15 @@ for pair in "rxe0 veth0 $HOST_IP4" "rxe1 veth1 $TGT_IP4"; do
 	expect_json "$1 has a RoCE v2 GID for $3 ($gid)" \
 		".devices[] | select(.name == \"$1\") | .ports[0].gids[] | select(.gid == \"$gid\" and .type == \"RoCE v2\")"
 done
-expect_json "link layer Ethernet and active_mtu is a number" \
-	'.devices[0].ports[0] | (.link_layer == "Ethernet") and (.active_mtu | type == "number")'
+expect_json "link layer Ethernet, netdev MTU a number" \
+	'.devices[0].ports[0] | (.link_layer == "Ethernet") and (.netdev_mtu | type == "number")'
+# The active MTU comes from verbs only, and only if the tool was built with libibverbs-dev.
+if ldd "$RNVME_BIN" 2>/dev/null | grep -q libibverbs; then
+	expect_json "active_mtu (from verbs) is 1024 for the 1500-byte veth" \
+		'.devices[0].ports[0] | .active_mtu == 1024 and .expected_active_mtu == 1024'
+else
+	tap_skip "tool built without libibverbs-dev" "active_mtu (from verbs)"
+fi
 
 rn rdma
 expect_rc "rdma (text) exits 0" 0
