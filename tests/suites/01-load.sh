@@ -87,6 +87,50 @@ if [ "$HOST_DRIVER" != inbox ] && [ -r "$RNVME_KO" ]; then
 	else
 		not_ok "insmod transport_name=rnvmetest"
 	fi
+
+	# Names that would shadow or be shadowed are refused, with a reason.
+	for bad in tcp loop "bad/name" "waytoolongtransportname"; do
+		from=$(($(dmesg | wc -l) + 1))
+		if timeout 60 insmod "$RNVME_KO" "transport_name=$bad" 2>/dev/null; then
+			not_ok "transport_name=$bad refused"
+			timeout 60 rmmod rnvme
+		else
+			msg=$(dmesg | tail -n +"$from" | grep 'rnvme: transport_name=' | tail -n 1)
+			if [ -n "$msg" ]; then
+				ok "transport_name=$bad refused: ${msg#*] }"
+			else
+				not_ok "transport_name=$bad refused with a message in dmesg"
+			fi
+		fi
+	done
+
+	# "rdma" while the in-tree nvme_rdma serves it: refuse, never shadow.
+	rm -f /etc/modprobe.d/rnvme-test-block-inbox.conf
+	if modprobe nvme-rdma; then
+		from=$(($(dmesg | wc -l) + 1))
+		if timeout 60 insmod "$RNVME_KO" 2>/dev/null; then
+			not_ok "rnvme refuses transport rdma while nvme_rdma is loaded"
+			timeout 60 rmmod rnvme
+		else
+			msg=$(dmesg | tail -n +"$from" | grep 'already served by' | tail -n 1)
+			check "rnvme refuses 'rdma' while nvme_rdma is loaded, and says so: ${msg#*] }" test -n "$msg"
+		fi
+		check "the in-tree nvme_rdma is unaffected" test -d /sys/module/nvme_rdma
+		if timeout 60 insmod "$RNVME_KO" transport_name=rnvmebeside; then
+			ok "rnvme loads beside nvme_rdma under another name"
+			if transport_registered rdma && transport_registered rnvmebeside; then
+				ok "both transports registered: rdma (nvme_rdma) and rnvmebeside (rnvme)"
+			else
+				not_ok "both transports registered"
+			fi
+			timeout 60 rmmod rnvme
+		else
+			not_ok "rnvme loads beside nvme_rdma under another name"
+		fi
+		timeout 60 rmmod nvme_rdma
+	else
+		not_ok "modprobe nvme-rdma (for the conflict test)"
+	fi
 fi
 
 suite_end
