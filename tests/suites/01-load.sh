@@ -95,7 +95,7 @@ if [ "$HOST_DRIVER" != inbox ] && [ -r "$RNVME_KO" ]; then
 			not_ok "transport_name=$bad refused"
 			timeout 60 rmmod rnvme
 		else
-			msg=$(dmesg | tail -n +"$from" | grep 'rnvme: transport_name=' | tail -n 1)
+			msg=$(dmesg | tail -n +"$from" | grep 'transport_name' | tail -n 1)
 			if [ -n "$msg" ]; then
 				ok "transport_name=$bad refused: ${msg#*] }"
 			else
