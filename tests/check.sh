@@ -79,10 +79,12 @@ for t in tests/host/[0-9][0-9]-*.sh; do
 	fi
 done
 
+tool_ok=0
 if [ -f tools/rnvme/CMakeLists.txt ]; then
 	stage "C++ tool: build (-Werror) and unit tests"
 	if make tool > build/check/tool-build.log 2>&1; then
 		pass=$((pass + 1))
+		tool_ok=1
 		echo "ok - make tool"
 		ctest --test-dir build/tools --output-on-failure -j2 > build/check/ctest.log 2>&1
 		tail -n 15 build/check/ctest.log
@@ -115,6 +117,22 @@ if [ "$module_ok" = 1 ]; then
 	fi
 else
 	echo "not ok - VM suites not run: the module did not build"
+	fail=$((fail + 1))
+fi
+
+stage "rnvme tool VM suites on $KVER"
+if [ "$module_ok" = 1 ] && [ "$tool_ok" = 1 ]; then
+	tools/rnvme/tests/vm/run.sh --kver "$KVER" 2>&1 | tee build/check/vm-tool.log | tail -n 25
+	line=$(tail -n 1 build/check/vm-tool.log)
+	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
+		pass=$((pass + BASH_REMATCH[1])) fail=$((fail + BASH_REMATCH[2]))
+		skip=$((skip + ${BASH_REMATCH[3]:-0}))
+	else
+		echo "not ok - tool VM suites did not report a total"
+		fail=$((fail + 1))
+	fi
+else
+	echo "not ok - tool VM suites not run: the module or the tool did not build"
 	fail=$((fail + 1))
 fi
 
