@@ -35,7 +35,7 @@ PKGS=(
 	python3-matplotlib
 	# C++ tool
 	cmake pkg-config libnvme-dev libnl-3-dev libnl-route-3-dev libcli11-dev
-	nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
+	nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libibverbs-dev
 	# packaging (tools/packaging, tests/host/20-packaging.sh, suite 10-dkms)
 	dkms dpkg-dev debhelper dh-dkms python3-docutils
 )
