@@ -184,6 +184,8 @@ boot_s=
 while kill -0 "$qpid" 2>/dev/null; do
 	if [ -z "$boot_s" ] && [ -s "$out/.vm/guest-started" ]; then
 		boot_s=$(elapsed "$t0")
+		# (a leading newline keeps it on its own line when the console is streamed)
+		[ "$verbose" = 1 ] && echo >&2
 		echo "run-vm: boot time: $boot_s s (QEMU start -> guest init; guest uptime $(cat "$out/.vm/guest-started") s)" >&2
 	fi
 	sleep 0.2
