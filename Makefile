@@ -28,6 +28,8 @@ all: module tool
 # ./rnvme.ko for convenience (the last kernel built).
 module:
 	@test -n "$(KVER)" || { echo "rnvme: cannot pick a kernel; pass KVER=" >&2; exit 1; }
+	@! grep -rnE 'LINUX_VERSION_CODE|KERNEL_VERSION\(' drivers || \
+		{ echo "rnvme: kernel version checks belong in include/rnvme/compat.h (one probe per API), not in drivers/" >&2; exit 1; }
 	tools/kbuild/prepare.sh $(KVER) $(KDIR) $(BUILD)
 	tools/kbuild/shadow.sh $(CURDIR) $(BUILD)/kbuild
 	$(MAKE) -C $(KDIR) M=$(BUILD)/kbuild RNVME_GEN=$(BUILD) modules
