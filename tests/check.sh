@@ -18,6 +18,17 @@ count_tap() { # FILE: add its TAP test points to the totals
 	f=$(grep -cE '^not ok [0-9]+' "$1")
 	pass=$((pass + p - s)) fail=$((fail + f)) skip=$((skip + s))
 }
+add_total() { # LOG WHAT: add the "N passed, N failed[, N skipped]" last line of LOG
+	local line
+	line=$(tail -n 1 "$1")
+	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
+		pass=$((pass + BASH_REMATCH[1])) fail=$((fail + BASH_REMATCH[2]))
+		skip=$((skip + ${BASH_REMATCH[4]:-0}))
+	else
+		echo "not ok - $2 did not report a total"
+		fail=$((fail + 1))
+	fi
+}
 finish() {
 	echo
 	echo "make check: $(($(date +%s) - t_start)) s wall time"
@@ -107,14 +118,7 @@ fi
 stage "VM suites on $KVER (QEMU TCG, Soft-RoCE)"
 if [ "$module_ok" = 1 ]; then
 	tests/run-all.sh --kver "$KVER" 2>&1 | tee build/check/vm.log
-	line=$(tail -n 1 build/check/vm.log)
-	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
-		pass=$((pass + BASH_REMATCH[1])) fail=$((fail + BASH_REMATCH[2]))
-		skip=$((skip + ${BASH_REMATCH[3]:-0}))
-	else
-		echo "not ok - VM suites did not report a total"
-		fail=$((fail + 1))
-	fi
+	add_total build/check/vm.log "VM suites"
 else
 	echo "not ok - VM suites not run: the module did not build"
 	fail=$((fail + 1))
@@ -123,14 +127,7 @@ fi
 stage "rnvme tool VM suites on $KVER"
 if [ "$module_ok" = 1 ] && [ "$tool_ok" = 1 ]; then
 	tools/rnvme/tests/vm/run.sh --kver "$KVER" 2>&1 | tee build/check/vm-tool.log | tail -n 25
-	line=$(tail -n 1 build/check/vm-tool.log)
-	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
-		pass=$((pass + BASH_REMATCH[1])) fail=$((fail + BASH_REMATCH[2]))
-		skip=$((skip + ${BASH_REMATCH[3]:-0}))
-	else
-		echo "not ok - tool VM suites did not report a total"
-		fail=$((fail + 1))
-	fi
+	add_total build/check/vm-tool.log "tool VM suites"
 else
 	echo "not ok - tool VM suites not run: the module or the tool did not build"
 	fail=$((fail + 1))
@@ -155,14 +152,7 @@ if [ "${RNVME_SKIP_612:-0}" != 1 ]; then
 		echo "# 6.12 runs the subset 01-load 03-connect 04-io-verify 07-removal (the full set runs on 6.1)"
 		SUITES="01 03 04 07" tests/run-all.sh --kver "$k612" --out build/vm/run-all-612 2>&1 |
 			tee build/check/vm-612.log
-		line=$(tail -n 1 build/check/vm-612.log)
-		if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
-			pass=$((pass + BASH_REMATCH[1])) fail=$((fail + BASH_REMATCH[2]))
-			skip=$((skip + ${BASH_REMATCH[3]:-0}))
-		else
-			echo "not ok - 6.12 VM suites did not report a total"
-			fail=$((fail + 1))
-		fi
+		add_total build/check/vm-612.log "6.12 VM suites"
 	else
 		fail=$((fail + 1))
 		echo "not ok - make module KVER=$k612"

@@ -125,45 +125,40 @@ if is_rnvme; then
 	check_fails "reconnect_jitter=51 is refused" bash -c "echo 51 > $p/reconnect_jitter"
 	check "reconnect_jitter=20 is accepted" bash -c "echo 20 > $p/reconnect_jitter && [ \$(cat $p/reconnect_jitter) = 20 ]"
 	echo 0 > "$p/reconnect_jitter"
-	echo 8 > "$p/reconnect_backoff_max"
-	ctrl=$(connect "reconnect_delay=1,ctrl_loss_tmo=60")
-	if [ -n "$ctrl" ] && wait_ns_dev "$ctrl" 30 >/dev/null; then
+
+	# outage_delays NAME COUNT AWK-CHECK DESC: connect, take the port away
+	# until COUNT reconnects were scheduled, check their delays, recover.
+	outage_delays() {
+		local name=$1 count=$2 prog=$3 desc=$4 from delays
+		ctrl=$(connect "reconnect_delay=1,ctrl_loss_tmo=60")
+		if [ -z "$ctrl" ] || ! wait_ns_dev "$ctrl" 30 >/dev/null; then
+			not_ok "connect for the $name test"
+			return
+		fi
 		from=$(($(dmesg | wc -l) + 1))
 		port_down
-		wait_for 60 bash -c "[ \$(dmesg | tail -n +$from | grep -c '$ctrl: reconnecting in') -ge 5 ]"
+		wait_for 60 bash -c "[ \$(dmesg | tail -n +$from | grep -c '$ctrl: reconnecting in') -ge $count ]"
 		delays=$(dmesg | tail -n +"$from" | sed -n "s/.*$ctrl: reconnecting in \([0-9.]*\) seconds.*/\1/p" | tr '\n' ' ')
-		echo "# backoff delays: $delays"
-		check "delays double and cap at 8 s: $delays" awk -v d="$delays" 'BEGIN {
-			n = split(d, a, " "); if (n < 4) exit 1
-			for (i = 2; i <= n; i++) if (a[i] + 0 < a[i-1] + 0 || a[i] + 0 > 8) exit 1
-			exit !(a[1] + 0 == 1 && a[n] + 0 == 8) }'
+		echo "# $name delays: $delays"
+		check "$desc: $delays" awk -v d="$delays" "$prog"
 		port_up
-		check "reconnects with backoff on" wait_for 30 state_is "$ctrl" live
+		check "reconnects with $name on" wait_for 30 state_is "$ctrl" live
 		timeout 60 nvme disconnect -d "$ctrl" >/dev/null 2>&1
-	else
-		not_ok "connect for the backoff test"
-	fi
+	}
+
+	echo 8 > "$p/reconnect_backoff_max"
+	outage_delays backoff 5 'BEGIN {
+		n = split(d, a, " "); if (n < 4) exit 1
+		for (i = 2; i <= n; i++) if (a[i] + 0 < a[i-1] + 0 || a[i] + 0 > 8) exit 1
+		exit !(a[1] + 0 == 1 && a[n] + 0 == 8) }' "delays double and cap at 8 s"
 	echo 0 > "$p/reconnect_backoff_max"
 
 	echo 20 > "$p/reconnect_jitter"
-	ctrl=$(connect "reconnect_delay=1,ctrl_loss_tmo=60")
-	if [ -n "$ctrl" ] && wait_ns_dev "$ctrl" 30 >/dev/null; then
-		from=$(($(dmesg | wc -l) + 1))
-		port_down
-		wait_for 60 bash -c "[ \$(dmesg | tail -n +$from | grep -c '$ctrl: reconnecting in') -ge 4 ]"
-		delays=$(dmesg | tail -n +"$from" | sed -n "s/.*$ctrl: reconnecting in \([0-9.]*\) seconds.*/\1/p" | tr '\n' ' ')
-		echo "# jitter delays: $delays"
-		check "jitter 20%: delays within 0.8-1.2 s and not all equal: $delays" awk -v d="$delays" 'BEGIN {
-			n = split(d, a, " "); if (n < 4) exit 1
-			same = 1
-			for (i = 1; i <= n; i++) { if (a[i] < 0.8 || a[i] > 1.2) exit 1; if (a[i] != a[1]) same = 0 }
-			exit same }'
-		port_up
-		check "reconnects with jitter on" wait_for 30 state_is "$ctrl" live
-		timeout 60 nvme disconnect -d "$ctrl" >/dev/null 2>&1
-	else
-		not_ok "connect for the jitter test"
-	fi
+	outage_delays jitter 4 'BEGIN {
+		n = split(d, a, " "); if (n < 4) exit 1
+		same = 1
+		for (i = 1; i <= n; i++) { if (a[i] < 0.8 || a[i] > 1.2) exit 1; if (a[i] != a[1]) same = 0 }
+		exit same }' "jitter 20%: delays within 0.8-1.2 s and not all equal"
 	echo 0 > "$p/reconnect_jitter"
 fi
 
