@@ -2,6 +2,7 @@
 # shellcheck disable=SC2317 # helpers are invoked indirectly (check, wait_for)
 # 09-reconnect: the target takes its port away and gives it back (nvmet drops
 # the association): the host recovers, queued writes complete and read back,
+# a controller reset under fio loses nothing,
 # fast_io_fail_tmo fails I/O at its deadline, ctrl_loss_tmo deletes the
 # controller, rnvme's sysfs counters tell the story, optional backoff grows.
 set -uo pipefail
@@ -79,6 +80,32 @@ if is_rnvme; then
 	check "next_reconnect_ms = -1 once live" test "$(rn "$ctrl" next_reconnect_ms)" = -1
 fi
 timeout 60 nvme disconnect -d "$ctrl" >/dev/null 2>&1
+
+# ---------------------------------------------------------- controller reset
+# nvme reset under fio with verify: a reset re-creates the queues and must
+# not fail any I/O.
+ctrl=$(connect "reconnect_delay=1,ctrl_loss_tmo=60")
+if [ -n "$ctrl" ] && dev=$(wait_ns_dev "$ctrl" 30); then
+	timeout 120 fio --name=reset --filename="$dev" --rw=randwrite --bs=4k --size=16m \
+		--ioengine=libaio --iodepth=16 --direct=1 --verify=crc32c --do_verify=1 \
+		--time_based=0 --output=/tmp/reset-fio.txt > /dev/null 2>&1 &
+	fiopid=$!
+	sleep 2
+	t=$(now_ns)
+	if timeout 60 nvme reset "/dev/$ctrl" >/dev/null 2>&1 && wait_for 60 state_is "$ctrl" live; then
+		ok "nvme reset /dev/$ctrl under I/O: live again after $(secs_since "$t") s"
+	else
+		not_ok "nvme reset /dev/$ctrl under I/O" "state: $(ctrl_attr "$ctrl" state)"
+	fi
+	if wait_for 120 bash -c "! kill -0 $fiopid" && wait "$fiopid"; then
+		ok "fio write+verify across the reset: no I/O error, no mismatch"
+	else
+		not_ok "fio write+verify across the reset" "$(tail -n 15 /tmp/reset-fio.txt 2>/dev/null)"
+	fi
+	timeout 60 nvme disconnect -d "$ctrl" >/dev/null 2>&1
+else
+	not_ok "connect for the reset test"
+fi
 
 # ---------------------------------------------------------- fast_io_fail_tmo
 ctrl=$(connect "reconnect_delay=1,ctrl_loss_tmo=60,fast_io_fail_tmo=3")
