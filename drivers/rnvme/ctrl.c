@@ -600,6 +600,7 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 	ret = rnvme_check_options(opts);
 	if (ret)
 		return ERR_PTR(ret);
+	rnvme_warn_if_shadowing();
 
 	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
 	if (!ctrl)

@@ -216,6 +216,26 @@ static bool rnvme_name_taken(const char *name)
 	return true;
 }
 
+/**
+ * rnvme_warn_if_shadowing - say so when nvme-fabrics sees two "rdma" drivers
+ *
+ * The in-tree nvme_rdma may still get loaded after rnvme (by hand, or by
+ * nvme-fabrics' request_module() without the packaged modprobe.d redirect).
+ * It then registers the same name second and is never used: tell the admin
+ * once which driver serves the connects.
+ */
+void rnvme_warn_if_shadowing(void)
+{
+	static bool warned;
+
+	if (READ_ONCE(warned) || !rnvme_name_taken(rnvme_transport_name))
+		return;
+	WRITE_ONCE(warned, true);
+	pr_warn("nvme_%s is loaded too; rnvme registered \"%s\" first and serves its connects (nvme_%s is unused: modprobe -r nvme_%s)\n",
+		rnvme_transport_name, rnvme_transport_name,
+		rnvme_transport_name, rnvme_transport_name);
+}
+
 static int __init rnvme_init(void)
 {
 	const char *why;

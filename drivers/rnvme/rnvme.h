@@ -233,6 +233,7 @@ void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl);
 void rnvme_ctrl_list_del(struct rnvme_ctrl *ctrl);
 bool rnvme_ctrl_exists(struct nvmf_ctrl_options *opts);
 void rnvme_delete_ctrls(struct ib_device *ibdev);
+void rnvme_warn_if_shadowing(void);
 
 /* ctrl.c */
 struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,

@@ -131,6 +131,20 @@ if [ "$HOST_DRIVER" != inbox ] && [ -r "$RNVME_KO" ]; then
 	else
 		not_ok "modprobe nvme-rdma (for the conflict test)"
 	fi
+
+	# nvme_rdma loaded after rnvme: it is shadowed, and rnvme says so on
+	# the first connect (here to a port nobody listens on).
+	if timeout 60 insmod "$RNVME_KO" && modprobe nvme-rdma; then
+		from=$(($(dmesg | wc -l) + 1))
+		nvmf_write "transport=rdma,traddr=$TGT_IP4,trsvcid=4999,nqn=$TEST_NQN,ctrl_loss_tmo=0" 60 >/dev/null
+		msg=$(dmesg | tail -n +"$from" | grep 'is loaded too' | tail -n 1)
+		check "a connect with nvme_rdma loaded after rnvme warns that rnvme serves 'rdma': ${msg#*] }" test -n "$msg"
+		timeout 60 rmmod rnvme
+		timeout 60 rmmod nvme_rdma
+	else
+		not_ok "load rnvme, then nvme_rdma (for the shadowing warning)"
+	fi
+	echo "install nvme-rdma /bin/true" > /etc/modprobe.d/rnvme-test-block-inbox.conf
 fi
 
 suite_end
