@@ -4,6 +4,8 @@
 # refuses mismatched or missing nvme-core private headers with a clear message.
 # usage: tests/host/10-build.sh [KVER]
 set -uo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 kver=${1:-$("$REPO/tools/kbuild/kver.sh")}
 kdir=/lib/modules/$kver/build
@@ -71,11 +73,7 @@ fi
 
 # Missing/mismatched source: a kernel build tree that claims another version.
 fake=$work/fake-kdir
-mkdir -p "$fake/include/generated/uapi/linux"
-echo "include /dev/null" > "$fake/Makefile"
-printf '#define LINUX_VERSION_CODE %d\n#define LINUX_VERSION_SUBLEVEL 250\n' $(((6 << 16) + (1 << 8) + 250)) \
-	> "$fake/include/generated/uapi/linux/version.h"
-echo '#define LINUX_PACKAGE_ID " Debian 6.1.250-1"' > "$fake/include/generated/package.h"
+make_fake_kdir "$fake"
 if out=$("$work/tools/kbuild/prepare.sh" fake "$fake" "$work/build/fake" 2>&1); then
 	not_ok "a source/kernel version mismatch stops the build"
 elif echo "$out" | grep -q 'apt-get install linux-source-6.1=6.1.250-1'; then

@@ -9,6 +9,8 @@
 #                       2 cores): default "reuse" rebuilds it only when its
 #                       sources are newer than build/debs/rnvme-tools_*.deb
 set -uo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 kver=${1:-$("$REPO/tools/kbuild/kver.sh")}
 tools_mode=${RNVME_TEST_TOOLS_DEB:-reuse}
@@ -194,11 +196,7 @@ fi
 
 # A kernel build tree claiming 6.1.250 (no such linux-source installed).
 fake=$work/fake-kdir
-mkdir -p "$fake/include/generated/uapi/linux"
-echo "include /dev/null" > "$fake/Makefile"
-printf '#define LINUX_VERSION_CODE %d\n#define LINUX_VERSION_SUBLEVEL 250\n' $(((6 << 16) + (1 << 8) + 250)) \
-	> "$fake/include/generated/uapi/linux/version.h"
-echo '#define LINUX_PACKAGE_ID " Debian 6.1.250-1"' > "$fake/include/generated/package.h"
+make_fake_kdir "$fake"
 printf '0x11111111\tib_register_client\tdrivers/infiniband/core/ib_core\tEXPORT_SYMBOL\t\n' > "$fake/Module.symvers"
 if out=$(RNVME_PREFLIGHT_KDIR=$fake RNVME_PREFLIGHT_MODDIR=$work/empty "$pf" fakekver 2>&1); then
 	not_ok "pre-flight refuses a linux-source that does not match the kernel"
