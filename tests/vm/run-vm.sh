@@ -2,14 +2,16 @@
 # Boot the Debian test kernel in QEMU (TCG) with the host root shared read-only
 # (9p + tmpfs overlay) and run one command inside the guest.
 #
-# usage: tests/vm/run-vm.sh [--kver KVER] [--timeout SECS] [--mem MB] [--out DIR] [-v]
-#                           -- GUEST_CMD [ARGS...]
+# usage: tests/vm/run-vm.sh [--kver KVER] [--timeout SECS] [--mem MB] [--smp N] [--out DIR]
+#                           [--qemu-arg ARG]... [-v] -- GUEST_CMD [ARGS...]
 #
 # GUEST_CMD must be visible in the guest at the same absolute path (it is: the
 # whole host / is shared). It runs with REPO, KVER and RESULTS=/results set; the
 # --out directory is /results in the guest. Exit status = GUEST_CMD's status.
 # Environment passed to the guest: HOST_DRIVER TRANSPORT SUITES VERBOSE and every
-# variable whose name starts with RNVME_, TEST_ or BENCH_.
+# variable whose name starts with RNVME_, TEST_ or BENCH_. --qemu-arg adds one
+# QEMU argument (the two-VM rig adds NICs, a monitor and a shared directory).
+# RNVME_VM_LOCK_HELD=1: the caller already holds the VM lock (the rig boots two).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -19,6 +21,8 @@ LOCK=/tmp/rnvme-vm.lock
 kver=
 timeout_s=1800
 mem=2048
+smp=2
+extra_qemu=()
 out=$REPO/build/vm/out
 verbose=${VERBOSE:-0}
 accel=${RNVME_VM_ACCEL:-tcg,thread=multi}
@@ -34,6 +38,8 @@ while [ $# -gt 0 ]; do
 	--kver) kver=${2:?--kver needs a value}; shift 2 ;;
 	--timeout) timeout_s=${2:?--timeout needs a value}; shift 2 ;;
 	--mem) mem=${2:?--mem needs a value}; shift 2 ;;
+	--smp) smp=${2:?--smp needs a value}; shift 2 ;;
+	--qemu-arg) extra_qemu+=("${2:?--qemu-arg needs a value}"); shift 2 ;;
 	--out) out=${2:?--out needs a value}; shift 2 ;;
 	-v|--verbose) verbose=1; shift ;;
 	-h|--help) usage 0 ;;
@@ -44,6 +50,7 @@ done
 [ $# -ge 1 ] || usage 2
 [[ $timeout_s =~ ^[0-9]+$ ]] || die "--timeout must be a number of seconds"
 [[ $mem =~ ^[0-9]+$ ]] || die "--mem must be a number of MiB"
+[[ $smp =~ ^[1-9][0-9]*$ ]] || die "--smp must be a number of CPUs"
 
 [ -n "$kver" ] || kver=$("$REPO/tests/lib/kver.sh") || die "no test kernel; run tests/setup-host.sh"
 kernel=/boot/vmlinuz-$kver
@@ -70,7 +77,9 @@ case "$out" in /) die "--out must not be /" ;; esac
 
 # ---------------------------------------------------------------- lock
 exec 9>"$LOCK"
-if ! flock -n 9; then
+if [ "${RNVME_VM_LOCK_HELD:-0}" = 1 ]; then
+	: # the caller (tests/rig/run-rig.sh) holds it for both of its guests
+elif ! flock -n 9; then
 	echo "run-vm: waiting for another VM run to finish (lock $LOCK) ..." >&2
 	flock 9
 fi
@@ -152,11 +161,12 @@ mkdir -p "$out/.vm"
 console=$out/console.log
 append="console=ttyS0 panic=-1 quiet rnvme_init=$VMDIR/guest-init.sh"
 append="$append nokaslr tsc=reliable no_timer_check mitigations=off"
-qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m "$mem"
+qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$mem"
 	-nic none -nographic -no-reboot
 	-kernel "$kernel" -initrd "$initrd" -append "$append"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
-	-virtfs "local,path=$out,mount_tag=results,security_model=none,multidevs=remap")
+	-virtfs "local,path=$out,mount_tag=results,security_model=none,multidevs=remap"
+	"${extra_qemu[@]}")
 
 echo "run-vm: kernel $kver, ${mem} MiB, timeout ${timeout_s}s, out $out" >&2
 echo "run-vm: guest command: $gcmd $*" >&2
