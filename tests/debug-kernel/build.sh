@@ -1,0 +1,171 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the rnvme debug test kernel (KASAN, lockdep, kmemleak, KUnit, fault
+# injection) from Debian's linux-source-6.12 tarball, out of tree, into a cache
+# outside the checkout:
+#
+#   /var/cache/rnvme/debug-kernel/<key>/
+#       src/                  extracted kernel source (KSRC= for rnvme)
+#       build/                O= build tree (KDIR= for rnvme), vmlinux, bzImage
+#       root/lib/modules/KVER modules_install output (booted by run-vm.sh)
+#       kernel.release        KVER, e.g. 6.12.117-rnvme-debug
+#       build.log             full make output
+#       stamp                 written last; present = cache complete
+#
+# key = sha256 of (tarball package version + rnvme-debug.config + this script),
+# so any change to the recipe builds a new tree.  A second call with a complete
+# cache is a no-op.  The last line on stdout is always the cache directory.
+#
+# usage: tests/debug-kernel/build.sh [--print-key] [-j N]
+#   RNVME_DEBUG_KERNEL_CACHE  base directory (default /var/cache/rnvme/debug-kernel)
+#   RNVME_KSRC_TARBALL        source tarball (default /usr/src/linux-source-6.12.tar.xz)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+fragment=$here/rnvme-debug.config
+tarball=${RNVME_KSRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+base=${RNVME_DEBUG_KERNEL_CACHE:-/var/cache/rnvme/debug-kernel}
+jobs=$(nproc)
+print_key=0
+
+die() {
+	echo "debug-kernel: error: $*" >&2
+	exit 1
+}
+log() { echo "debug-kernel: $*" >&2; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--print-key) print_key=1; shift ;;
+	-j) jobs=${2:?-j needs a number}; shift 2 ;;
+	-h|--help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown argument '$1'" ;;
+	esac
+done
+
+[ -r "$tarball" ] || die "$tarball missing (apt-get install linux-source-6.12)"
+pkgver=$(dpkg-query -W -f='${Version}' "$(basename "$tarball" .tar.xz)" 2>/dev/null || true)
+[ -n "$pkgver" ] || pkgver="unpackaged $(stat -c '%s %Y' "$tarball")"
+key=$( {
+	echo "tarball $(basename "$tarball") $pkgver"
+	cat "$fragment"
+	cat "$0"
+} | sha256sum | cut -c1-16)
+if [ "$print_key" = 1 ]; then
+	echo "$key"
+	exit 0
+fi
+cache=$base/$key
+
+if [ -f "$cache/stamp" ]; then
+	log "cached: $(cat "$cache/stamp")"
+	echo "$cache"
+	exit 0
+fi
+
+for t in gcc make flex bison bc perl pahole xz; do
+	command -v "$t" >/dev/null || die "'$t' not found (apt-get install build-essential flex bison bc pahole xz-utils libelf-dev libssl-dev)"
+done
+[ -f /usr/include/libelf.h ] || [ -f /usr/include/elfutils/libelf.h ] ||
+	die "libelf headers missing (apt-get install libelf-dev)"
+
+mkdir -p "$cache"
+# One builder per cache entry; a second caller waits, then finds the stamp.
+exec 8>"$cache/.lock"
+if ! flock -n 8; then
+	log "another build of $cache is running; waiting"
+	flock 8
+	if [ -f "$cache/stamp" ]; then
+		echo "$cache"
+		exit 0
+	fi
+fi
+
+t_start=$(date +%s)
+src=$cache/src obj=$cache/build blog=$cache/build.log
+log "key $key ($(basename "$tarball") $pkgver); cache $cache"
+if [ ! -f "$src/.extracted" ]; then
+	log "extracting $tarball"
+	rm -rf "$src"
+	mkdir -p "$src"
+	tar -xJf "$tarball" -C "$src" --strip-components=1
+	touch "$src/.extracted"
+fi
+mkdir -p "$obj"
+: > "$blog"
+
+kmake() {
+	nice -n 19 make -C "$src" O="$obj" ARCH=x86_64 "$@"
+}
+
+# allnoconfig with the fragment forced in (KCONFIG_ALLCONFIG), so options that
+# become visible through the fragment default to n and the kernel stays small;
+# then olddefconfig settles anything left.
+log "configuring (allnoconfig + $(basename "$fragment"))"
+kmake KCONFIG_ALLCONFIG="$fragment" allnoconfig >> "$blog" 2>&1 ||
+	die "allnoconfig failed; see $blog"
+kmake olddefconfig >> "$blog" 2>&1 || die "olddefconfig failed; see $blog"
+
+# Every option of the fragment must have survived dependency resolution.
+missing=0
+while IFS= read -r line; do
+	case "$line" in
+	CONFIG_*=*)
+		grep -qxF -- "$line" "$obj/.config" && continue
+		have=$(grep -E "^(# )?${line%%=*}[= ]" "$obj/.config" || echo "absent")
+		log "MISSING: wanted '$line', .config has '$have'"
+		missing=$((missing + 1))
+		;;
+	"# CONFIG_"*" is not set")
+		opt=${line#\# }
+		opt=${opt%% *}
+		if grep -qE "^$opt=" "$obj/.config"; then
+			log "MISSING: wanted '$line', .config has '$(grep -E "^$opt=" "$obj/.config")'"
+			missing=$((missing + 1))
+		fi
+		;;
+	esac
+done < "$fragment"
+[ "$missing" -eq 0 ] ||
+	die "$missing option(s) of $fragment not set after olddefconfig (a dependency is missing from the fragment)"
+log "config verified: all $(grep -cE '^(CONFIG_|# CONFIG_.* is not set)' "$fragment") fragment options set"
+
+kver=$(kmake -s kernelrelease 2>/dev/null)
+[ -n "$kver" ] || die "cannot determine the kernel release"
+log "building $kver with -j$jobs under nice -n 19 (log: $blog)"
+
+# Progress: one line a minute with objects built so far and elapsed time.
+t_build=$(date +%s)
+(
+	while sleep 60; do
+		n=$(find "$obj" -name '*.o' -newer "$obj/.config" 2>/dev/null | wc -l)
+		log "progress: $n objects, $(( ($(date +%s) - t_build) / 60 )) min elapsed, last: $(tail -n 1 "$blog" | cut -c1-100)"
+	done
+) &
+prog=$!
+trap 'kill "$prog" 2>/dev/null || true' EXIT
+rc=0
+kmake -j"$jobs" all >> "$blog" 2>&1 || rc=$?
+kill "$prog" 2>/dev/null || true
+if [ "$rc" -ne 0 ]; then
+	grep -E 'error|Error' "$blog" | tail -n 20 >&2 || true
+	die "kernel build failed (rc $rc); see $blog"
+fi
+t_built=$(date +%s)
+
+rm -rf "$cache/root"
+kmake INSTALL_MOD_PATH="$cache/root" modules_install >> "$blog" 2>&1 ||
+	die "modules_install failed; see $blog"
+# The build/source links of modules_install point into this cache; keep them.
+[ -s "$obj/arch/x86/boot/bzImage" ] || die "no bzImage in $obj"
+[ -f "$obj/vmlinux" ] || die "no vmlinux in $obj"
+[ -n "$(find "$cache/root/lib/modules/$kver" -name nvme-core.ko)" ] ||
+	die "nvme-core.ko missing from $cache/root/lib/modules/$kver"
+echo "$kver" > "$cache/kernel.release"
+
+t_end=$(date +%s)
+nobj=$(find "$obj" -name '*.o' | wc -l)
+echo "kver $kver key $key built $(date -u +%FT%TZ) compile_s $((t_built - t_build)) total_s $((t_end - t_start))s objects $nobj jobs $jobs" > "$cache/stamp"
+log "done: $kver in $((t_end - t_start)) s ($nobj objects); $cache"
+echo "$cache"
