@@ -133,6 +133,15 @@ else
 	fail=$((fail + 1))
 fi
 
+stage "two-VM fault rig on $KVER (target guest + host guest joined by wires on 127.0.0.1)"
+if [ "$module_ok" = 1 ]; then
+	tests/run-all.sh --rig --kver "$KVER" 2>&1 | tee build/check/vm-rig.log
+	add_total build/check/vm-rig.log "rig suites"
+else
+	echo "not ok - rig suites not run: the module did not build"
+	fail=$((fail + 1))
+fi
+
 # Second kernel: Debian's 6.12 backport. Build (with the layout check) and the
 # core VM suites: load, connect, I/O verify and teardown.
 if [ "${RNVME_SKIP_612:-0}" != 1 ]; then

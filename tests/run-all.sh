@@ -1,7 +1,9 @@
 #!/bin/bash
 # Run the guest test suites (tests/suites/NN-*.sh) in ONE VM boot.
 #
-# usage: tests/run-all.sh [--kver KVER] [--timeout SECS] [--out DIR] [-v]
+# usage: tests/run-all.sh [--kver KVER] [--timeout SECS] [--out DIR] [--rig] [-v]
+#   --rig               run the two-VM rig suites (tests/rig/suites, target and
+#                       host in separate guests joined by a wire; tests/rig/run-rig.sh)
 #   SUITES="03 04"      select suites by number (or full name)
 #   HOST_DRIVER=inbox   test the in-tree nvme_rdma instead of ./rnvme.ko
 #   TRANSPORT=name      transport name the host registers (default rdma)
@@ -11,18 +13,22 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-kver='' timeout_s=3600 out=$REPO/build/vm/run-all verbose=()
+kver='' timeout_s=3600 out='' verbose=() rig=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kver) kver=${2:?}; shift 2 ;;
 	--timeout) timeout_s=${2:?}; shift 2 ;;
 	--out) out=${2:?}; shift 2 ;;
+	--rig) rig=1; shift ;;
 	-v|--verbose) verbose=(-v); shift ;;
-	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run-all: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
 [ -n "$kver" ] || kver=$("$REPO/tests/lib/kver.sh")
+if [ -z "$out" ]; then
+	if [ "$rig" = 1 ]; then out=$REPO/build/vm/rig; else out=$REPO/build/vm/run-all; fi
+fi
 export HOST_DRIVER=${HOST_DRIVER:-rnvme}
 if [ "$HOST_DRIVER" != inbox ] && [ ! -r "$REPO/build/$kver/rnvme.ko" ] && [ -z "${RNVME_KO:-}" ]; then
 	echo "run-all: $REPO/build/$kver/rnvme.ko not found: build it first (make), or use HOST_DRIVER=inbox" >&2
@@ -34,8 +40,13 @@ mkdir -p "$out"
 out=$(realpath "$out")
 rm -rf "$out/suites" "$out/summary.txt"
 vmrc=0
-"$REPO/tests/vm/run-vm.sh" --kver "$kver" --timeout "$timeout_s" --out "$out" "${verbose[@]}" \
-	-- "$REPO/tests/guest/run-suites.sh" || vmrc=$?
+if [ "$rig" = 1 ]; then
+	"$REPO/tests/rig/run-rig.sh" --kver "$kver" --timeout "$timeout_s" --out "$out" "${verbose[@]}" ||
+		vmrc=$?
+else
+	"$REPO/tests/vm/run-vm.sh" --kver "$kver" --timeout "$timeout_s" --out "$out" "${verbose[@]}" \
+		-- "$REPO/tests/guest/run-suites.sh" || vmrc=$?
+fi
 
 echo
 echo "== TAP per suite ($out/suites/NN-name.tap; dmesg per suite in NN-name.dmesg)"

@@ -5,6 +5,8 @@
 # teardown, and writes TAP + a summary into $RESULTS.
 #   SUITES="03 04"        run only these (prefix numbers or full names)
 #   RNVME_SUITE_TIMEOUT   per-suite limit in seconds (default 900)
+#   RNVME_SUITE_DIR       suite directory below tests/ (default suites; the
+#                         two-VM rig's host guest runs rig/suites)
 set -uo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
@@ -31,7 +33,8 @@ selected() {
 snap=/run/rnvme-tests
 rm -rf "$snap"
 mkdir -p "$snap"
-cp -a "$REPO/tests/lib" "$REPO/tests/suites" "$snap/"
+cp -a "$REPO/tests/lib" "$snap/"
+cp -a "$REPO/tests/${RNVME_SUITE_DIR:-suites}" "$snap/suites"
 
 tot_pass=0 tot_fail=0 tot_skip=0
 for suite in "$snap"/suites/[0-9][0-9]-*.sh; do

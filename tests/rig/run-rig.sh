@@ -1,0 +1,183 @@
+#!/bin/bash
+# Two-VM fault rig: a target guest and a host guest, each with two virtio NICs,
+# joined by QEMU socket netdevs on 127.0.0.1 (two wires: path A and path B).
+# Nothing leaves the machine. Each guest runs its own Soft-RoCE devices, so a
+# fault on one end (QEMU set_link, ip link, rdma link delete, a stopped VM) is a
+# real fault on the wire for the other end.
+#
+# usage: tests/rig/run-rig.sh [--kver KVER] [--timeout SECS] [--out DIR] [-v]
+#   SUITES="01 03"   rig suites to run (tests/rig/suites/NN-*.sh; default all)
+# Results: the host guest's TAP in DIR/suites (as tests/run-all.sh expects),
+# the target guest's console and dmesg in DIR/target, the shared rig directory
+# (command queues, logs) in DIR/rig. Exit status = the host guest's.
+#
+# Guests talk to this script through files in the shared rig directory:
+#   rig/cmd/N.cmd    host guest -> target guest agent (tests/rig/guest-target.sh)
+#   rig/qemu/N.req   host guest -> this script: "target|host set_link NIC on|off",
+#                    "target|host stop|cont", "target|host pause SECS" (stop, wait, cont)
+# Replies are N.out + N.rc (written last).
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+kver='' timeout_s=1800 out=$REPO/build/vm/rig verbose=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kver) kver=${2:?}; shift 2 ;;
+	--timeout) timeout_s=${2:?}; shift 2 ;;
+	--out) out=${2:?}; shift 2 ;;
+	-v|--verbose) verbose=(-v); shift ;;
+	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "run-rig: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+die() { echo "run-rig: error: $*" >&2; exit 2; }
+log() { echo "run-rig: $*" >&2; }
+[ -n "$kver" ] || kver=$("$REPO/tests/lib/kver.sh")
+command -v python3 >/dev/null || die "python3 not found (the QEMU monitor client needs it)"
+command -v ss >/dev/null || die "ss not found (iproute2)"
+
+mkdir -p "$out"
+out=$(realpath "$out")
+rig=$out/rig
+rm -rf "$rig" "$out/target"
+mkdir -p "$rig/cmd" "$rig/qemu" "$out/target"
+# UNIX socket paths are limited to 108 bytes: keep the monitors in a short dir.
+sockdir=$(mktemp -d /tmp/rnvme-rig.XXXXXX)
+
+# One lock for both guests: the rig is one VM workload.
+exec 9>/tmp/rnvme-vm.lock
+if ! flock -n 9; then
+	log "waiting for another VM run to finish (lock /tmp/rnvme-vm.lock) ..."
+	flock 9
+fi
+export RNVME_VM_LOCK_HELD=1
+
+port_free() { ! ss -Hltn "sport = :$1" | grep -q .; }
+pick_port() {
+	local p i
+	for i in $(seq 1 50); do
+		p=$((20000 + (RANDOM % 20000)))
+		port_free "$p" && [ "$p" != "${1:-}" ] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+pa=$(pick_port) || die "no free TCP port on 127.0.0.1"
+pb=$(pick_port "$pa") || die "no free TCP port on 127.0.0.1"
+
+# nic ID PORT MAC listen|connect: QEMU arguments for one NIC on one wire.
+nic_args() {
+	echo "-netdev"
+	echo "socket,id=net$1,$4=127.0.0.1:$2"
+	echo "-device"
+	echo "virtio-net-pci,netdev=net$1,id=$1,mac=$3"
+}
+common_args() { # MONITOR-SOCKET
+	echo "-monitor"
+	echo "unix:$1,server=on,wait=off"
+	echo "-virtfs"
+	echo "local,path=$rig,mount_tag=rig,security_model=none,multidevs=remap"
+}
+vm_args() { # ROLE LISTEN|CONNECT MAC-SUFFIX
+	local a
+	while IFS= read -r a; do printf -- '--qemu-arg\n%s\n' "$a"; done < <(
+		nic_args nica "$pa" "52:54:00:72:0a:$3" "$2"
+		nic_args nicb "$pb" "52:54:00:72:0b:$3" "$2"
+		common_args "$sockdir/$1.mon")
+}
+mapfile -t targs < <(vm_args target listen 02)
+mapfile -t hargs < <(vm_args host connect 01)
+
+tpid='' hpid=''
+# shellcheck disable=SC2317 # invoked by trap
+cleanup() {
+	local p
+	for p in $hpid $tpid; do kill "$p" 2>/dev/null || true; done
+	sleep 1
+	for p in $hpid $tpid; do pkill -TERM -P "$p" 2>/dev/null || true; done
+	rm -rf "$sockdir"
+}
+trap cleanup EXIT
+trap 'log interrupted; exit 130' INT TERM
+
+log "wires on 127.0.0.1:$pa (path A) and :$pb (path B); rig dir $rig"
+"$REPO/tests/vm/run-vm.sh" --kver "$kver" --timeout "$timeout_s" --mem 1536 --smp 1 \
+	--out "$out/target" "${targs[@]}" -- "$REPO/tests/rig/guest-target.sh" \
+	> "$out/target/run-vm.log" 2>&1 &
+tpid=$!
+# The host guest's QEMU connects to the target's listening sockets.
+for _ in $(seq 1 300); do
+	! port_free "$pa" && ! port_free "$pb" && break
+	kill -0 "$tpid" 2>/dev/null || { cat "$out/target/run-vm.log" >&2; die "target VM exited early"; }
+	sleep 0.2
+done
+port_free "$pb" && die "target VM did not open the wire sockets in 60 s"
+
+"$REPO/tests/vm/run-vm.sh" --kver "$kver" --timeout "$timeout_s" --mem 2048 --smp 1 \
+	--out "$out" "${hargs[@]}" "${verbose[@]}" -- "$REPO/tests/rig/guest-host.sh" &
+hpid=$!
+
+# hmp VM COMMAND...: one monitor command to the target or host VM.
+hmp() {
+	local vm=$1
+	shift
+	python3 "$REPO/tests/rig/hmp.py" "$sockdir/$vm.mon" "$@"
+}
+
+# Serve the host guest's QEMU requests until it powers off.
+serve() { # REQUEST-FILE
+	local req=$1 base vm action arg1 arg2 rc=0 o
+	base=${req%.req}
+	read -r vm action arg1 arg2 < "$req" || true
+	case "$vm" in target|host) ;; *) echo "bad VM '$vm'" > "$base.out"; echo 2 > "$base.rc"; return ;; esac
+	case "$action" in
+	set_link)
+		o=$(hmp "$vm" set_link "$arg1" "$arg2" 2>&1) || rc=$?
+		;;
+	stop|cont)
+		o=$(hmp "$vm" "$action" 2>&1) || rc=$?
+		;;
+	pause)
+		[[ $arg1 =~ ^[0-9]+$ ]] || arg1=5
+		o=$(hmp "$vm" stop 2>&1) || rc=$?
+		sleep "$arg1"
+		o="$o$(hmp "$vm" cont 2>&1)" || rc=$?
+		;;
+	*) o="unknown action '$action'"; rc=2 ;;
+	esac
+	log "qemu request $(basename "$req"): $vm $action $arg1 $arg2 -> rc $rc"
+	printf '%s\n' "$o" > "$base.out"
+	echo "$rc" > "$base.rc.tmp"
+	mv "$base.rc.tmp" "$base.rc"
+	rm -f "$req"
+}
+while kill -0 "$hpid" 2>/dev/null; do
+	for req in "$rig"/qemu/*.req; do
+		[ -e "$req" ] || continue
+		serve "$req"
+	done
+	sleep 0.1
+done
+hrc=0
+wait "$hpid" || hrc=$?
+hpid=''
+
+# Let the target guest check its own log and power off.
+touch "$rig/shutdown"
+for _ in $(seq 1 600); do
+	kill -0 "$tpid" 2>/dev/null || break
+	sleep 0.2
+done
+trc=0
+if kill -0 "$tpid" 2>/dev/null; then
+	log "target VM did not power off within 120 s; killing it"
+	trc=1
+else
+	wait "$tpid" || trc=$?
+fi
+tpid=''
+log "target guest exit status $trc (console $out/target/console.log, dmesg $out/target/dmesg.txt)"
+if [ "$trc" != 0 ]; then
+	tail -n 30 "$out/target/console.log" 2>/dev/null | sed 's/^/    target: /' >&2
+	[ "$hrc" != 0 ] || hrc=$trc
+fi
+exit "$hrc"

@@ -1,0 +1,53 @@
+#!/bin/bash
+# Rig: the target disables its port (nvmet drops the controller) and re-enables
+# it within a few reconnect_delay periods, while fio writes and then verifies.
+# I/O must resume on the reconnected controller, no write may fail, and every
+# acknowledged write must read back intact.
+set -uo pipefail
+# shellcheck source-path=SCRIPTDIR source=../../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../../lib/rig.sh
+. "$(dirname "$0")/../lib/rig.sh"
+
+suite_begin
+rig_setup
+
+ctrl=$(rig_connect A "reconnect_delay=1,ctrl_loss_tmo=60") || bail "connect path A"
+dev=$(wait_ns_dev "$ctrl" 30) || bail "no namespace on $ctrl"
+ok "connected $ctrl ($dev) over path A"
+rec0=$(rnvme_stat "$ctrl" reconnects)
+
+fio_verify_start "$dev" 64M /tmp/fio-flap.json
+sleep 2
+t_off=$(now_ns)
+rig_t rt_port_off 1 >/dev/null || not_ok "target port 1 disabled"
+if wait_for 20 ctrl_not "$ctrl" live; then
+	ok "controller left 'live' $WAIT_ELAPSED s after the port went away ($(ctrl_state "$ctrl"))"
+else
+	not_ok "controller left 'live' after the port went away" "state $(ctrl_state "$ctrl")"
+fi
+# Down for ~3 reconnect_delay periods: the first attempts must fail.
+while [ "$(secs_since "$t_off" | cut -d. -f1)" -lt 3 ]; do sleep 0.2; done
+t_on=$(now_ns)
+rig_t rt_port_on 1 >/dev/null || not_ok "target port 1 re-enabled"
+if wait_for 30 ctrl_is "$ctrl" live; then
+	ok "controller live again $WAIT_ELAPSED s after the port came back (outage $(secs_since "$t_off") s)"
+else
+	not_ok "controller live again within 30 s of the port coming back" "state $(ctrl_state "$ctrl")"
+fi
+echo "# reconnect attempts $(rnvme_stat "$ctrl" reconnect_attempts), last error: $(rnvme_stat "$ctrl" last_error)"
+rec1=$(rnvme_stat "$ctrl" reconnects)
+if [ -n "$rec0" ] && [ -n "$rec1" ] && [ "$rec1" -gt "$rec0" ]; then
+	ok "sysfs reconnects counter went $rec0 -> $rec1"
+else
+	not_ok "sysfs reconnects counter increased" "before '$rec0' after '$rec1'"
+fi
+rc=0
+if ! wait_for 240 sh -c "! kill -0 $FIO_PID"; then
+	not_ok "fio finished within 240 s"
+	kill "$FIO_PID"
+fi
+wait "$FIO_PID" || rc=$?
+fio_verify_result /tmp/fio-flap.json "$rc" "fio write+verify through the port flap: no error, every block verified"
+
+rig_end
