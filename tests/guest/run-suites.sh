@@ -5,6 +5,8 @@
 # teardown, and writes TAP + a summary into $RESULTS.
 #   SUITES="03 04"        run only these (prefix numbers or full names)
 #   RNVME_SUITE_TIMEOUT   per-suite limit in seconds (default 900)
+# On a debug kernel (tests/debug-kernel) every suite ends with a sanitizer gate
+# point (fx_sanitizer_gate: KASAN, lockdep, kmemleak, hung task, soft lockup).
 #   RNVME_SUITE_DIR       suite directory below tests/ (default suites; the
 #                         two-VM rig's host guest runs rig/suites)
 set -uo pipefail
@@ -36,6 +38,7 @@ mkdir -p "$snap"
 cp -a "$REPO/tests/lib" "$snap/"
 cp -a "$REPO/tests/${RNVME_SUITE_DIR:-suites}" "$snap/suites"
 
+fx_sanitizer_baseline
 tot_pass=0 tot_fail=0 tot_skip=0
 for suite in "$snap"/suites/[0-9][0-9]-*.sh; do
 	name=$(basename "$suite" .sh)
@@ -43,6 +46,7 @@ for suite in "$snap"/suites/[0-9][0-9]-*.sh; do
 	tap=$outdir/$name.tap
 	echo "# ===== $name (HOST_DRIVER=$HOST_DRIVER TRANSPORT=$TRANSPORT)"
 	fx_dmesg_mark "$name"
+	suite_mark=$FX_DMESG_MARK
 	t=$(now_ns)
 	{
 		rc=0
@@ -76,6 +80,14 @@ for suite in "$snap"/suites/[0-9][0-9]-*.sh; do
 			[ ! -d "/sys/module/$(host_module)" ] || echo "# host module still loaded"
 		} | tee -a "$tap"
 		fail=$((fail + 1))
+	fi
+	# Debug kernel: KASAN/lockdep/hung task/soft lockup reports and kmemleak
+	# leaks since the start of the suite, teardown included.
+	grc=0
+	fx_sanitizer_gate "$name" "$suite_mark" > "$outdir/$name.sanitizers" 2>&1 || grc=$?
+	if [ "$grc" != 2 ]; then
+		tee -a "$tap" < "$outdir/$name.sanitizers"
+		if [ "$grc" = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 	fi
 
 	echo "# ===== $name: $pass passed, $fail failed, $skip skipped, rc=$rc, $secs s"

@@ -213,6 +213,70 @@ fx_dmesg_check() {
 	fi
 }
 
+# ====================================================================== sanitizer gate
+# On the debug test kernel (tests/debug-kernel: KASAN, lockdep, kmemleak, hung
+# task and soft lockup detectors) tests/guest/run-suites.sh calls
+# fx_sanitizer_gate after every suite's teardown.  Elsewhere it is a no-op.
+
+KMEMLEAK=/sys/kernel/debug/kmemleak
+FX_SANITIZER_BAD='BUG: KASAN|KASAN:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|sleeping function called from invalid context|scheduling while atomic|bad unlock balance|held lock freed|lock held when returning to user space|workqueue leaked lock|BUG: MAX_LOCKDEP|DEBUG_LOCKS_WARN_ON|blocked for more than [0-9]+ seconds|soft lockup|hard LOCKUP|rcu_(sched|preempt) detected stalls|unreferenced object|new suspected memory leaks|kmemleak: .*(disabled|error)'
+
+# fx_debug_kernel: true on a kernel with lockdep or kmemleak.
+fx_debug_kernel() {
+	[ -e /proc/lockdep ] || [ -e "$KMEMLEAK" ]
+}
+
+# fx_kmemleak_scan: two scans 6 s apart (objects must be 5 s old and unchanged
+# between scans to count), then print the unreferenced objects found and clear
+# them so the next call reports only new ones.  Prints nothing when clean.
+fx_kmemleak_scan() {
+	[ -w "$KMEMLEAK" ] || return 0
+	echo scan > "$KMEMLEAK" 2>/dev/null || { echo "kmemleak: scan failed (kmemleak disabled?)"; return 0; }
+	sleep 6
+	echo scan > "$KMEMLEAK"
+	cat "$KMEMLEAK"
+	echo clear > "$KMEMLEAK"
+}
+
+# fx_sanitizer_baseline: forget leaks from boot (called once per VM boot).
+fx_sanitizer_baseline() {
+	fx_debug_kernel || return 0
+	local t leaks
+	t=$(now_ns)
+	leaks=$(fx_kmemleak_scan | grep -c '^unreferenced object' || true)
+	echo "# sanitizer baseline: kernel $(uname -r), lockdep $([ -e /proc/lockdep ] && echo on || echo off), kmemleak $([ -e "$KMEMLEAK" ] && echo on || echo off); ${leaks} boot-time kmemleak objects cleared ($(secs_since "$t") s)"
+}
+
+# fx_sanitizer_gate NAME MARK: scan for leaks, then look at the kernel log since
+# dmesg mark MARK (the start of the suite) for sanitizer reports.  Prints one
+# "ok - NAME: ..." or "not ok - NAME: ..." line with the reports as "# " lines;
+# returns 0 when clean, 1 on reports, 2 when not a debug kernel.
+fx_sanitizer_gate() {
+	local name=$1 mark=$2 t leaks log bad
+	fx_debug_kernel || return 2
+	t=$(now_ns)
+	leaks=$(fx_kmemleak_scan)
+	log=$(dmesg)
+	if [[ $log != *"$mark"* ]]; then
+		echo "not ok - $name: sanitizer gate (KASAN, lockdep, kmemleak, hung task, soft lockup)"
+		echo "# dmesg mark $mark is gone from the kernel log (ring buffer overrun): cannot check"
+		return 1
+	fi
+	bad=$(printf '%s\n' "$log" | awk -v m="$mark" 'f { print } index($0, m) { f = 1 }' |
+		grep -E -B 2 -A 30 "$FX_SANITIZER_BAD" | head -n 150 || true)
+	if [ -z "$bad" ] && [ -z "$leaks" ]; then
+		echo "ok - $name: sanitizer gate clean (KASAN, lockdep, kmemleak, hung task, soft lockup; $(secs_since "$t") s)"
+		return 0
+	fi
+	echo "not ok - $name: sanitizer gate (KASAN, lockdep, kmemleak, hung task, soft lockup)"
+	[ -z "$bad" ] || { echo "kernel log since the start of $name:"; printf '%s\n' "$bad"; } | diag
+	[ -z "$leaks" ] || {
+		echo "kmemleak: $(printf '%s\n' "$leaks" | grep -c '^unreferenced object') unreferenced object(s):"
+		printf '%s\n' "$leaks" | head -n 120
+	} | diag
+	return 1
+}
+
 # ====================================================================== rxe fabric
 
 # fx_rxe_up: veth0 (host side, 192.0.2.1 / 2001:db8::1) <-> veth1 (target side,

@@ -26,6 +26,17 @@ mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t tmpfs -o mode=1777 tmpfs /var/tmp 2>/dev/null
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+# A kernel booted with run-vm.sh --kernel-dir keeps its modules outside /lib/modules
+# on the host: bind them where modprobe looks (the overlay makes the mount point).
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	rnvme_moddir=*)
+		mkdir -p "/lib/modules/$(uname -r)"
+		mount --bind "${arg#rnvme_moddir=}" "/lib/modules/$(uname -r)" ||
+			echo "rnvme-guest: cannot bind-mount ${arg#rnvme_moddir=} at /lib/modules/$(uname -r)" >&2
+		;;
+	esac
+done
 modprobe configfs 2>/dev/null
 mount -t configfs configfs /sys/kernel/config 2>/dev/null
 echo 1 > /proc/sys/kernel/sysrq

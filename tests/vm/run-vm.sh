@@ -2,8 +2,8 @@
 # Boot the Debian test kernel in QEMU (TCG) with the host root shared read-only
 # (9p + tmpfs overlay) and run one command inside the guest.
 #
-# usage: tests/vm/run-vm.sh [--kver KVER] [--timeout SECS] [--mem MB] [--smp N] [--out DIR]
-#                           [--qemu-arg ARG]... [-v] -- GUEST_CMD [ARGS...]
+# usage: tests/vm/run-vm.sh [--kver KVER | --kernel-dir DIR] [--timeout SECS] [--mem MB] [--smp N]
+#                           [--out DIR] [--qemu-arg ARG]... [-v] -- GUEST_CMD [ARGS...]
 #
 # GUEST_CMD must be visible in the guest at the same absolute path (it is: the
 # whole host / is shared). It runs with REPO, KVER and RESULTS=/results set; the
@@ -12,6 +12,10 @@
 # variable whose name starts with RNVME_, TEST_ or BENCH_. --qemu-arg adds one
 # QEMU argument (the two-VM rig adds NICs, a monitor and a shared directory).
 # RNVME_VM_LOCK_HELD=1: the caller already holds the VM lock (the rig boots two).
+# --kernel-dir DIR boots a kernel built by tests/debug-kernel/build.sh (DIR is
+# the cache directory it prints) instead of a Debian kernel from /boot: bzImage
+# from DIR/build, modules from DIR/root/lib/modules/KVER (bind-mounted at
+# /lib/modules/KVER in the guest), 3 GiB unless --mem, sanitizer boot options.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -19,8 +23,9 @@ VMDIR=$REPO/tests/vm
 LOCK=/tmp/rnvme-vm.lock
 
 kver=
+kdir=
 timeout_s=1800
-mem=2048
+mem=
 smp=2
 extra_qemu=()
 out=$REPO/build/vm/out
@@ -28,7 +33,7 @@ verbose=${VERBOSE:-0}
 accel=${RNVME_VM_ACCEL:-tcg,thread=multi}
 
 usage() {
-	sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit "${1:-2}"
 }
 die() { echo "run-vm: error: $*" >&2; exit 2; }
@@ -36,6 +41,7 @@ die() { echo "run-vm: error: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kver) kver=${2:?--kver needs a value}; shift 2 ;;
+	--kernel-dir) kdir=${2:?--kernel-dir needs a value}; shift 2 ;;
 	--timeout) timeout_s=${2:?--timeout needs a value}; shift 2 ;;
 	--mem) mem=${2:?--mem needs a value}; shift 2 ;;
 	--smp) smp=${2:?--smp needs a value}; shift 2 ;;
@@ -49,13 +55,28 @@ while [ $# -gt 0 ]; do
 done
 [ $# -ge 1 ] || usage 2
 [[ $timeout_s =~ ^[0-9]+$ ]] || die "--timeout must be a number of seconds"
+[ -n "$mem" ] || { if [ -n "$kdir" ]; then mem=3072; else mem=2048; fi; }
 [[ $mem =~ ^[0-9]+$ ]] || die "--mem must be a number of MiB"
 [[ $smp =~ ^[1-9][0-9]*$ ]] || die "--smp must be a number of CPUs"
 
-[ -n "$kver" ] || kver=$("$REPO/tests/lib/kver.sh") || die "no test kernel; run tests/setup-host.sh"
-kernel=/boot/vmlinuz-$kver
-[ -r "$kernel" ] || die "kernel image $kernel not found (install linux-image-$kver)"
-[ -d "/lib/modules/$kver/kernel" ] || die "/lib/modules/$kver missing"
+modroot=/ moddir=
+if [ -n "$kdir" ]; then
+	kdir=$(realpath -e "$kdir" 2>/dev/null) || die "--kernel-dir $kdir does not exist"
+	[ -f "$kdir/stamp" ] || die "$kdir is not a finished debug-kernel build (no stamp; run tests/debug-kernel/build.sh)"
+	dk=$(cat "$kdir/kernel.release")
+	[ -z "$kver" ] || [ "$kver" = "$dk" ] || die "--kver $kver does not match $kdir ($dk)"
+	kver=$dk
+	kernel=$kdir/build/arch/x86/boot/bzImage
+	modroot=$kdir/root
+	moddir=$modroot/lib/modules/$kver
+	[ -r "$kernel" ] || die "$kernel missing"
+	[ -f "$moddir/modules.dep" ] || die "$moddir/modules.dep missing"
+else
+	[ -n "$kver" ] || kver=$("$REPO/tests/lib/kver.sh") || die "no test kernel; run tests/setup-host.sh"
+	kernel=/boot/vmlinuz-$kver
+	[ -r "$kernel" ] || die "kernel image $kernel not found (install linux-image-$kver)"
+	[ -d "/lib/modules/$kver/kernel" ] || die "/lib/modules/$kver missing"
+fi
 for t in qemu-system-x86_64 busybox cpio gzip flock timeout modprobe sha256sum; do
 	command -v "$t" >/dev/null || die "'$t' not found; run tests/setup-host.sh"
 done
@@ -93,7 +114,7 @@ initrd=$cache/initramfs.cpio.gz
 resolve_modules() {
 	local m line
 	for m in $initramfs_mods; do
-		modprobe -S "$kver" --show-depends "$m" 2>/dev/null || die "modprobe cannot resolve '$m' for $kver"
+		modprobe -d "$modroot" -S "$kver" --show-depends "$m" 2>/dev/null || die "modprobe cannot resolve '$m' for $kver"
 	done | while read -r line; do
 		case "$line" in
 		insmod\ *) line=${line#insmod }; echo "${line%% *}" ;;
@@ -107,7 +128,7 @@ build_initramfs() {
 	local mods key stage m base
 	mods=$(resolve_modules)
 	key=$( {
-		echo "kver=$kver"
+		echo "kver=$kver kernel=$kernel"
 		sha256sum "$VMDIR/initramfs-init.sh" "$busybox_bin"
 		for m in $mods; do stat -c '%n %s %Y' "$m"; done
 	} | sha256sum | cut -d' ' -f1)
@@ -161,6 +182,13 @@ mkdir -p "$out/.vm"
 console=$out/console.log
 append="console=ttyS0 panic=-1 quiet rnvme_init=$VMDIR/guest-init.sh"
 append="$append nokaslr tsc=reliable no_timer_check mitigations=off"
+if [ -n "$kdir" ]; then
+	# Debug kernel: guest-init.sh bind-mounts its modules at /lib/modules/KVER;
+	# every KASAN report is printed (not just the first); soft lockups are
+	# reported after 60 s instead of 20 s (TCG with KASAN is slow); a 16 MiB log
+	# keeps the sanitizer gate's dmesg marks from being overwritten.
+	append="$append rnvme_moddir=$moddir kasan_multi_shot watchdog_thresh=30 log_buf_len=16M"
+fi
 qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$mem"
 	-nic none -nographic -no-reboot
 	-kernel "$kernel" -initrd "$initrd" -append "$append"

@@ -43,6 +43,11 @@ fi
 
 modfile() { # name -> uncompressed path
 	local f
+	# KDIR is a full kernel build tree (e.g. tests/debug-kernel/build.sh): its own module
+	if [ -f "$kdir/drivers/nvme/host/$1.ko" ]; then
+		echo "$kdir/drivers/nvme/host/$1.ko"
+		return
+	fi
 	f=$(modinfo -k "$kver" -n "$1" 2>/dev/null) ||
 		die "$1 module for $kver not found (install linux-image-$kver)"
 	case "$f" in
