@@ -1,7 +1,9 @@
 #!/bin/bash
 # Run the guest test suites (tests/suites/NN-*.sh) in ONE VM boot.
 #
-# usage: tests/run-all.sh [--kver KVER] [--timeout SECS] [--out DIR] [--rig] [-v]
+# usage: tests/run-all.sh [--kver KVER | --kernel-dir DIR] [--timeout SECS] [--out DIR] [--rig] [-v]
+#   --kernel-dir DIR    boot the debug kernel built by tests/debug-kernel/build.sh
+#                       (DIR = its cache directory; rnvme built with make debug-kernel)
 #   --rig               run the two-VM rig suites (tests/rig/suites, target and
 #                       host in separate guests joined by a wire; tests/rig/run-rig.sh)
 #   SUITES="03 04"      select suites by number (or full name)
@@ -13,15 +15,16 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-kver='' timeout_s=3600 out='' verbose=() rig=0
+kver='' timeout_s=3600 out='' verbose=() rig=0 kdir=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kver) kver=${2:?}; shift 2 ;;
+	--kernel-dir) kdir=(--kernel-dir "${2:?}"); kver=$(cat "$2/kernel.release") || exit 2; shift 2 ;;
 	--timeout) timeout_s=${2:?}; shift 2 ;;
 	--out) out=${2:?}; shift 2 ;;
 	--rig) rig=1; shift ;;
 	-v|--verbose) verbose=(-v); shift ;;
-	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run-all: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -44,7 +47,7 @@ if [ "$rig" = 1 ]; then
 	"$REPO/tests/rig/run-rig.sh" --kver "$kver" --timeout "$timeout_s" --out "$out" "${verbose[@]}" ||
 		vmrc=$?
 else
-	"$REPO/tests/vm/run-vm.sh" --kver "$kver" --timeout "$timeout_s" --out "$out" "${verbose[@]}" \
+	"$REPO/tests/vm/run-vm.sh" --kver "$kver" "${kdir[@]}" --timeout "$timeout_s" --out "$out" "${verbose[@]}" \
 		-- "$REPO/tests/guest/run-suites.sh" || vmrc=$?
 fi
 
