@@ -657,6 +657,41 @@ wait_ns_dev() {
 
 ctrl_attr() { cat "/sys/class/nvme/$1/$2" 2>/dev/null; }
 
+# ====================================================================== leak accounting
+
+# fx_settle [SECS]: let deferred frees run (RCU, workqueues) and drop the page cache
+# and reclaimable slab objects, so that two snapshots compare like with like.
+fx_settle() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	sleep "${1:-3}"
+}
+
+# fx_mem_snapshot FILE: /proc/meminfo (KiB) and the active size (KiB) of every slab cache.
+fx_mem_snapshot() {
+	{
+		awk '{ sub(":", "", $1); print "mem", $1, $2 }' /proc/meminfo
+		awk 'NR > 2 { printf "slab %s %d\n", $1, $2 * $4 / 1024 }' /proc/slabinfo 2>/dev/null
+	} > "$1"
+}
+
+# fx_mem_delta BEFORE AFTER: print the MemAvailable/Slab/SUnreclaim deltas and the slab
+# caches that grew most ("# " lines); sets MEM_D_AVAIL, MEM_D_SLAB, MEM_D_SUNRECLAIM
+# (KiB, after - before).
+MEM_D_AVAIL=0
+MEM_D_SLAB=0
+MEM_D_SUNRECLAIM=0
+fx_mem_delta() {
+	read -r MEM_D_AVAIL MEM_D_SLAB MEM_D_SUNRECLAIM < <(awk '
+		FNR == NR { a[$1 " " $2] = $3; next }
+		{ d[$1 " " $2] = $3 - a[$1 " " $2] }
+		END { print d["mem MemAvailable"] + 0, d["mem Slab"] + 0, d["mem SUnreclaim"] + 0 }' "$1" "$2")
+	echo "# MemAvailable delta: $MEM_D_AVAIL KiB, Slab delta: $MEM_D_SLAB KiB, SUnreclaim delta: $MEM_D_SUNRECLAIM KiB"
+	awk 'FNR == NR { if ($1 == "slab") a[$2] = $3; next }
+		$1 == "slab" && $3 - a[$2] != 0 { printf "%d %s %d %d\n", $3 - a[$2], $2, a[$2], $3 }' "$1" "$2" |
+		sort -rn | head -n 6 | awk '{ printf "# slab %s: %+d KiB (%d -> %d)\n", $2, $1, $3, $4 }'
+}
+
 # ====================================================================== suite frame
 
 # suite_begin: mark dmesg, make sure we start from a clean slate.
