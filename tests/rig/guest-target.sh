@@ -51,7 +51,7 @@ rt_reset() { # back to the exported state after a suite
 		[ -e "$NVMET_CFS/ports/$p/subsystems/$TEST_NQN" ] || rt_port_on "$p"
 		echo optimized > "$NVMET_CFS/ports/$p/ana_groups/1/ana_state"
 	done
-	rt_link A up && rt_link B up
+	rt_mtu A 1500 && rt_mtu B 1500 && rt_link A up && rt_link B up
 }
 
 echo "rig-target: ready ($(rdma link show | tr '\n' ' '))"

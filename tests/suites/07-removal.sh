@@ -86,4 +86,35 @@ else
 fi
 check "host module still loaded and idle" test "$(cat "/sys/module/$mod/refcnt" 2>/dev/null)" = 0
 
+# The netdev itself removed under I/O: rxe unregisters the device with it.
+fx_rxe_up || bail "cannot set the fabric up again"
+fx_target_up || bail "target after re-creating the fabric"
+out=$(nvme_connect 2>&1) || not_ok "connect before the netdev removal" "$out"
+ctrl=$(ctrls_for_nqn "$TEST_NQN")
+if [ -n "$ctrl" ] && dev=$(wait_ns_dev "$ctrl" 30); then
+	fio --name=netdev-rm --filename="$dev" --ioengine=libaio --direct=1 --iodepth=16 \
+		--rw=randrw --bs=4k --time_based --runtime=120 > /dev/null 2>&1 &
+	fpid=$!
+	sleep 2
+	t=$(now_ns)
+	timeout 120 ip link del veth0
+	if wait_for 120 fx_no_fabrics_ctrls; then
+		ok "controller removed with its netdev (ip link del veth0) under I/O ($(secs_since "$t") s)"
+	else
+		not_ok "controller removed with its netdev under I/O" "$(ls /sys/class/nvme)"
+	fi
+	if wait_for 60 sh -c "! kill -0 $fpid"; then
+		ok "fio terminated after the netdev removal"
+	else
+		not_ok "fio terminated after the netdev removal" "still running after 60 s"
+		kill -9 "$fpid"
+	fi
+	wait "$fpid" 2>/dev/null
+	check "rdma devices of the removed veth pair gone" sh -c "! rdma link show | grep -q rxe0"
+	check "host module idle after the netdev removal" \
+		test "$(cat "/sys/module/$mod/refcnt" 2>/dev/null)" = 0
+else
+	not_ok "namespace before the netdev removal"
+fi
+
 suite_end
