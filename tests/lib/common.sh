@@ -279,6 +279,20 @@ fx_sanitizer_gate() {
 
 # ====================================================================== rxe fabric
 
+# RNVME_RDMA selects the software RDMA provider of the fabric: rxe (Soft-RoCE,
+# default) or siw (Soft-iWARP: TCP underneath, iWARP CM, RDMA READ responses
+# need remote-write access).  RDMA_DEV0 is the host-side device (on veth0),
+# RDMA_DEV1 the target side (on veth1); suites name devices through these.
+: "${RNVME_RDMA:=rxe}"
+case "$RNVME_RDMA" in
+rxe) RDMA_MOD=rdma_rxe ;;
+siw) RDMA_MOD=siw ;;
+*) echo "Bail out! RNVME_RDMA=$RNVME_RDMA: want rxe or siw"; exit 1 ;;
+esac
+RDMA_DEV0=${RNVME_RDMA}0
+RDMA_DEV1=${RNVME_RDMA}1
+export RNVME_RDMA
+
 # fx_rxe_up: veth0 (host side, 192.0.2.1 / 2001:db8::1) <-> veth1 (target side,
 # 192.0.2.2 / 2001:db8::2) with soft-RoCE devices rxe0 on veth0 and rxe1 on veth1.
 #
@@ -291,7 +305,7 @@ fx_sanitizer_gate() {
 fx_rxe_up() {
 	local t mac0 mac1 fam
 	t=$(now_ns)
-	modprobe -a veth rdma_rxe || { echo "# modprobe veth rdma_rxe failed"; return 1; }
+	modprobe -a veth "$RDMA_MOD" || { echo "# modprobe veth $RDMA_MOD failed"; return 1; }
 	if [ ! -e /sys/class/net/veth0 ]; then
 		ip link add veth0 type veth peer name veth1 || return 1
 	fi
@@ -338,11 +352,13 @@ fx_rxe_up() {
 	fx_ip_batch -6 "$TGT_IP6" "$HOST_IP6" "${v6[@]}"
 
 	if ! fx_rxe_ports_active; then
-		rdma link show rxe0/1 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev veth0 || return 1
-		rdma link show rxe1/1 >/dev/null 2>&1 || rdma link add rxe1 type rxe netdev veth1 || return 1
+		rdma link show "$RDMA_DEV0/1" >/dev/null 2>&1 ||
+			rdma link add "$RDMA_DEV0" type "$RNVME_RDMA" netdev veth0 || return 1
+		rdma link show "$RDMA_DEV1/1" >/dev/null 2>&1 ||
+			rdma link add "$RDMA_DEV1" type "$RNVME_RDMA" netdev veth1 || return 1
 	fi
 	if ! wait_for 30 fx_rxe_ports_active; then
-		echo "# rxe ports not ACTIVE after 30 s:"
+		echo "# $RNVME_RDMA ports not ACTIVE after 30 s:"
 		rdma link show | diag
 		return 1
 	fi
@@ -351,20 +367,20 @@ fx_rxe_up() {
 		{ ip rule; ip route get "$TGT_IP4"; } | diag
 		return 1
 	fi
-	echo "# fx_rxe_up: $(secs_since "$t") s"
+	echo "# fx_rxe_up ($RNVME_RDMA: $RDMA_DEV0 on veth0, $RDMA_DEV1 on veth1): $(secs_since "$t") s"
 }
 
-# Both rxe ports ACTIVE (one rdma call).
+# Both RDMA ports ACTIVE (one rdma call).
 fx_rxe_ports_active() {
 	local out
 	out=$(rdma link show 2>/dev/null)
-	[[ $out == *"link rxe0/1 state ACTIVE"* && $out == *"link rxe1/1 state ACTIVE"* ]]
+	[[ $out == *"link $RDMA_DEV0/1 state ACTIVE"* && $out == *"link $RDMA_DEV1/1 state ACTIVE"* ]]
 }
 
-# fx_rxe_down: remove rxe devices and the veth pair (idempotent).
+# fx_rxe_down: remove the RDMA devices and the veth pair (idempotent).
 fx_rxe_down() {
 	local d
-	for d in rxe0 rxe1; do
+	for d in "$RDMA_DEV0" "$RDMA_DEV1"; do
 		if rdma link show "$d/1" >/dev/null 2>&1; then
 			timeout 60 rdma link delete "$d" || echo "# rdma link delete $d failed"
 		fi

@@ -66,9 +66,9 @@ if [ -n "$ctrl" ]; then
 	*) not_ok "address shows host_traddr" "address: '$addr'" ;;
 	esac
 	if rdma res show cm_id 2>/dev/null | grep -q "src-addr $HOST_IP4:"; then
-		ok "host queues use rxe0 ($HOST_IP4)"
+		ok "host queues use $RDMA_DEV0 ($HOST_IP4)"
 	else
-		not_ok "host queues use rxe0 ($HOST_IP4)" "$(rdma res show cm_id 2>&1)"
+		not_ok "host queues use $RDMA_DEV0 ($HOST_IP4)" "$(rdma res show cm_id 2>&1)"
 	fi
 	check "disconnect by device (nvme disconnect -d $ctrl)" timeout 60 nvme disconnect -d "$ctrl"
 	check "controller gone" wait_for 30 test ! -e "/sys/class/nvme/$ctrl"

@@ -15,10 +15,10 @@ mod=$(host_module)
 nvme_connect >/dev/null 2>&1 || bail "connect"
 ctrl=$(ctrls_for_nqn "$TEST_NQN")
 dev=$(wait_ns_dev "$ctrl" 30) || bail "no namespace"
-if rdma res show cm_id 2>/dev/null | grep -q "link rxe0/1 .*src-addr $HOST_IP4:"; then
-	ok "host queues of $ctrl are on rxe0"
+if rdma res show cm_id 2>/dev/null | grep -q "link $RDMA_DEV0/1 .*src-addr $HOST_IP4:"; then
+	ok "host queues of $ctrl are on $RDMA_DEV0"
 else
-	not_ok "host queues of $ctrl are on rxe0" "$(rdma res show cm_id 2>&1)"
+	not_ok "host queues of $ctrl are on $RDMA_DEV0" "$(rdma res show cm_id 2>&1)"
 fi
 
 log=$(mktemp)
@@ -35,9 +35,9 @@ fi
 
 t=$(now_ns)
 rc=0
-timeout 120 rdma link delete rxe0 || rc=$?
-echo "# rdma link delete rxe0: $(secs_since "$t") s"
-tap_result "rdma link delete rxe0 returns (exit $rc)" "$rc"
+timeout 120 rdma link delete "$RDMA_DEV0" || rc=$?
+echo "# rdma link delete $RDMA_DEV0: $(secs_since "$t") s"
+tap_result "rdma link delete $RDMA_DEV0 returns (exit $rc)" "$rc"
 if wait_for 120 test ! -e "/sys/class/nvme/$ctrl"; then
 	echo "# controller gone after device removal: $(secs_since "$t") s"
 	ok "controller $ctrl removed within 120 s ($(secs_since "$t") s)"
@@ -63,26 +63,26 @@ rm -f "$log"
 t=$(now_ns)
 check "rmmod $mod after the device removal" timeout 60 rmmod "$mod"
 echo "# rmmod: $(secs_since "$t") s"
-check "rdma device rxe1 (target side) still present" rdma link show rxe1/1
+check "rdma device $RDMA_DEV1 (target side) still present" rdma link show "$RDMA_DEV1/1"
 
 # Re-add the device: the host can connect again.
-check "rdma link add rxe0 again" rdma link add rxe0 type rxe netdev veth0
+check "rdma link add $RDMA_DEV0 again" rdma link add "$RDMA_DEV0" type "$RNVME_RDMA" netdev veth0
 wait_for 30 fx_rxe_ports_active
 fx_host_driver_load || not_ok "reload the host driver"
 out=$(timed "reconnect after re-add" nvme_connect 2>&1)
-tap_result "connect after re-adding rxe0" $? "$out"
+tap_result "connect after re-adding $RDMA_DEV0" $? "$out"
 ctrl=$(ctrls_for_nqn "$TEST_NQN")
 if [ -n "$ctrl" ] && dev=$(wait_ns_dev "$ctrl" 30); then
-	check "I/O after re-adding rxe0" dd if="$dev" of=/dev/null bs=64k count=16 iflag=direct status=none
+	check "I/O after re-adding $RDMA_DEV0" dd if="$dev" of=/dev/null bs=64k count=16 iflag=direct status=none
 fi
 
 # Removal while idle (no I/O), with the module staying loaded.
 t=$(now_ns)
-timeout 120 rdma link delete rxe0
+timeout 120 rdma link delete "$RDMA_DEV0"
 if wait_for 120 fx_no_fabrics_ctrls; then
-	ok "idle controller removed with rxe0 ($(secs_since "$t") s)"
+	ok "idle controller removed with $RDMA_DEV0 ($(secs_since "$t") s)"
 else
-	not_ok "idle controller removed with rxe0" "$(ls /sys/class/nvme)"
+	not_ok "idle controller removed with $RDMA_DEV0" "$(ls /sys/class/nvme)"
 fi
 check "host module still loaded and idle" test "$(cat "/sys/module/$mod/refcnt" 2>/dev/null)" = 0
 

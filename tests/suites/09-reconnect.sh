@@ -35,7 +35,7 @@ head -c 4M /dev/urandom > /tmp/during.bin
 check "write 8 MiB before the outage" dd if=/tmp/before.bin of="$dev" bs=1M oflag=direct status=none
 if is_rnvme; then
 	check "no error recorded yet" test "$(rn "$ctrl" last_error)" = none
-	check "rdma_device names the host rxe device" test "$(rn "$ctrl" rdma_device)" = rxe0
+	check "rdma_device names the host $RNVME_RDMA device" test "$(rn "$ctrl" rdma_device)" = "$RDMA_DEV0"
 	check "inline_data_size is nvmet's default 4096" test "$(rn "$ctrl" inline_data_size)" = 4096
 fi
 
