@@ -5,6 +5,7 @@
 #   KVER=...            kernel to build and boot (default: the installed 6.1)
 #   SUITES="03 04"      run only these VM suites
 #   RNVME_SKIP_SETUP=1  do not run tests/setup-host.sh (apt-get)
+#   RNVME_SKIP_DEBUG_KERNEL=1  skip the debug-kernel stage (KASAN/lockdep/kmemleak)
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO" || exit 1
@@ -167,6 +168,47 @@ if [ "${RNVME_SKIP_612:-0}" != 1 ]; then
 		echo "not ok - make module KVER=$k612"
 		tail -n 30 build/check/module-612.log | sed 's/^/# /'
 	fi
+fi
+
+# Debug kernel: Debian's 6.12 source rebuilt with KASAN, lockdep, kmemleak,
+# hung-task/soft-lockup detectors and KUnit (tests/debug-kernel/build.sh,
+# cached under /var/cache/rnvme/debug-kernel; the first build takes long, see
+# tests/README.md).  Every suite ends with a sanitizer gate point there.
+# 10-dkms is left out: it builds rnvme with DKMS inside the guest against
+# /lib/modules/KVER/build, which for this kernel is the read-only cache tree,
+# and it tests Debian packaging, not the driver under sanitizers.
+if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
+	stage "debug kernel 6.12 (KASAN, lockdep, kmemleak): build + VM suites over rxe and siw"
+	t_dk=$(date +%s)
+	dk_rxe=${RNVME_DEBUG_SUITES:-00 01 03 04 05 06 07 08 09}
+	dk_siw=${RNVME_DEBUG_SIW_SUITES:-03 04 07}
+	dk=$(tests/debug-kernel/build.sh 2> build/check/debug-kernel-build.log | tail -n 1)
+	if [ -z "$dk" ] || [ ! -f "$dk/stamp" ]; then
+		fail=$((fail + 1))
+		echo "not ok - debug kernel build (tests/debug-kernel/build.sh)"
+		tail -n 30 build/check/debug-kernel-build.log | sed 's/^/# /'
+	else
+		dkver=$(cat "$dk/kernel.release")
+		pass=$((pass + 1))
+		echo "ok - debug kernel $dkver in $dk ($(cat "$dk/stamp"))"
+		if make module KVER="$dkver" KDIR="$dk/build" KSRC="$dk/src" > build/check/module-debug.log 2>&1; then
+			pass=$((pass + 1))
+			echo "ok - make module KVER=$dkver ($(grep -o 'LAYOUT.*' build/check/module-debug.log))"
+			echo "# kernel $dkver, transport rxe: suites $dk_rxe"
+			SUITES="$dk_rxe" tests/run-all.sh --kernel-dir "$dk" --out build/vm/run-all-debug 2>&1 |
+				tee build/check/vm-debug-rxe.log
+			add_total build/check/vm-debug-rxe.log "debug kernel VM suites over rxe"
+			echo "# kernel $dkver, transport siw: suites $dk_siw"
+			RNVME_RDMA=siw SUITES="$dk_siw" tests/run-all.sh --kernel-dir "$dk" \
+				--out build/vm/run-all-debug-siw 2>&1 | tee build/check/vm-debug-siw.log
+			add_total build/check/vm-debug-siw.log "debug kernel VM suites over siw"
+		else
+			fail=$((fail + 1))
+			echo "not ok - make module KVER=$dkver KDIR=$dk/build"
+			tail -n 30 build/check/module-debug.log | sed 's/^/# /'
+		fi
+	fi
+	echo "# debug-kernel stage: kernel ${dkver:-none}; rxe: $dk_rxe; siw: $dk_siw; $(($(date +%s) - t_dk)) s wall time"
 fi
 
 finish
