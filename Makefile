@@ -3,7 +3,8 @@
 # rnvme top-level build.
 #   make            build rnvme.ko (for KVER=, default: running kernel or the
 #                   newest installed Debian 6.1 kernel) and the rnvme tool
-#   make module     just the kernel module
+#   make module     just the kernel module (and rnvme_kunit.ko, the KUnit
+#                   suites, when the target kernel has CONFIG_KUNIT)
 #   make tool       just the C++ control tool
 #   make check      install test dependencies, build everything, run the unit
 #                   tests and the VM suites; ends with "N passed, N failed"
@@ -36,6 +37,9 @@ module:
 	tools/kbuild/check-layout.sh $(KVER) $(KDIR) $(BUILD) $(BUILD)/kbuild/rnvme.ko
 	cp $(BUILD)/kbuild/rnvme.ko $(BUILD)/rnvme.ko
 	cp $(BUILD)/rnvme.ko $(CURDIR)/rnvme.ko
+	rm -f $(BUILD)/rnvme_kunit.ko
+	if grep -qs '^CONFIG_KUNIT=' $(KDIR)/include/config/auto.conf; then \
+		cp $(BUILD)/kbuild/rnvme_kunit.ko $(BUILD)/rnvme_kunit.ko; fi
 
 tool:
 	cmake -S tools/rnvme -B $(TOOL_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -51,7 +55,7 @@ bench:
 	tests/bench.sh
 
 checkpatch:
-	tools/kbuild/checkpatch.sh drivers/rnvme/*.[ch] include/rnvme/*.h
+	tools/kbuild/checkpatch.sh drivers/rnvme/*.[ch] drivers/rnvme/tests/*.[ch] include/rnvme/*.h
 
 install: install-module install-tool
 

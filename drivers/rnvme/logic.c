@@ -3,7 +3,9 @@
  * rnvme pure logic: queue arithmetic, CM private data, SGL descriptors and
  * option checks.  No hardware, no locks: KUnit calls these directly.
  */
+#include <linux/export.h>
 #include <linux/kernel.h>
+#include <linux/kstrtox.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/time64.h>
@@ -29,6 +31,7 @@ u32 rnvme_io_queues_wanted(const struct rnvme_queue_want *want, u32 cpus)
 	return min(want->nr_io, cpus) + min(want->nr_write, cpus) +
 	       min(want->nr_poll, cpus);
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_io_queues_wanted);
 
 /**
  * rnvme_split_io_queues - distribute granted I/O queues over blk-mq maps
@@ -69,6 +72,7 @@ void rnvme_split_io_queues(const struct rnvme_queue_want *want, u32 cpus,
 	}
 	io_queues[HCTX_TYPE_POLL] = min(pl, left);
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_split_io_queues);
 
 /**
  * rnvme_is_poll_queue - does I/O queue @qid (1-based) belong to the poll map
@@ -80,6 +84,7 @@ bool rnvme_is_poll_queue(const u32 io_queues[HCTX_MAX_TYPES], int qid)
 	return qid > 0 && io_queues[HCTX_TYPE_POLL] &&
 	       qid > io_queues[HCTX_TYPE_DEFAULT] + io_queues[HCTX_TYPE_READ];
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_is_poll_queue);
 
 /**
  * rnvme_clamp_sqsize - bound the I/O submission queue size (0's based)
@@ -95,6 +100,7 @@ u16 rnvme_clamp_sqsize(u16 sqsize, u16 maxcmd, u16 max_queue_size)
 		sqsize = maxcmd - 1;
 	return sqsize;
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_clamp_sqsize);
 
 /**
  * rnvme_cm_req_init - build the RDMA CM connect private data (NVMe/RDMA 3.3)
@@ -113,6 +119,7 @@ void rnvme_cm_req_init(struct nvme_rdma_cm_req *req, u16 qid, u16 queue_size)
 	req->hrqsize = cpu_to_le16(queue_size);
 	req->hsqsize = cpu_to_le16(queue_size - 1);
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_cm_req_init);
 
 /**
  * rnvme_cm_rej_msg - explain an NVMe/RDMA CM reject status from the target
@@ -143,6 +150,7 @@ const char *rnvme_cm_rej_msg(u16 status)
 		return "unrecognized reject status";
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_cm_rej_msg);
 
 /* A command without data still carries a keyed SGL: all zeroes. */
 void rnvme_sgl_null(struct nvme_command *c)
@@ -154,6 +162,7 @@ void rnvme_sgl_null(struct nvme_command *c)
 	put_unaligned_le32(0, sg->key);
 	sg->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_sgl_null);
 
 /**
  * rnvme_sgl_keyed - describe data the target reaches by RDMA READ/WRITE
@@ -175,6 +184,7 @@ void rnvme_sgl_keyed(struct nvme_command *c, u64 addr, u32 len, u32 key,
 	if (invalidate)
 		sg->type |= NVME_SGL_FMT_INVALIDATE;
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_sgl_keyed);
 
 /**
  * rnvme_sgl_inline - describe data carried in the command capsule
@@ -188,8 +198,15 @@ void rnvme_sgl_inline(struct nvme_command *c, u32 offset, u32 len)
 
 	sg->addr = cpu_to_le64(offset);
 	sg->length = cpu_to_le32(len);
+	/*
+	 * nvme-core does not clear the data pointer of read/write commands,
+	 * and the SQE buffer is reused per tag: without this, the previous
+	 * keyed SGL's key would go out in the reserved bytes.
+	 */
+	memset(sg->rsvd, 0, sizeof(sg->rsvd));
 	sg->type = (NVME_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_OFFSET;
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_sgl_inline);
 
 /**
  * rnvme_use_inline - may this request's data travel in the command capsule
@@ -207,6 +224,7 @@ bool rnvme_use_inline(bool write, int qid, bool ctrl_inline, u32 nsegs,
 	return write && qid > 0 && ctrl_inline && nsegs <= max_segs &&
 	       bytes <= inline_size;
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_use_inline);
 
 /**
  * rnvme_reconnect_delay_ms - delay before reconnect attempt @attempt
@@ -238,6 +256,30 @@ u32 rnvme_reconnect_delay_ms(u32 base_s, u32 attempt, u32 max_s,
 	}
 	return min_t(u64, delay, U32_MAX);
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_reconnect_delay_ms);
+
+/**
+ * rnvme_parse_jitter - parse a value written to reconnect_jitter
+ * @val: the string (a trailing newline is fine)
+ * @pct: out: the percentage, set only on success
+ *
+ * Return: 0; -ERANGE above RNVME_MAX_JITTER_PCT (or beyond u32); -EINVAL
+ * for anything that is not a number.
+ */
+int rnvme_parse_jitter(const char *val, u32 *pct)
+{
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v > RNVME_MAX_JITTER_PCT)
+		return -ERANGE;
+	*pct = v;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_parse_jitter);
 
 /**
  * rnvme_within_loss_tmo - may another attempt start before ctrl_loss_tmo
@@ -260,6 +302,7 @@ bool rnvme_within_loss_tmo(int max_reconnects, u32 reconnect_delay_s,
 	tmo_ms = (u64)max_reconnects * reconnect_delay_s * MSEC_PER_SEC;
 	return (u64)elapsed_ms + next_delay_ms <= tmo_ms;
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_within_loss_tmo);
 
 /**
  * rnvme_max_fr_pages_for - pages per fast-registration MR
@@ -271,6 +314,7 @@ u32 rnvme_max_fr_pages_for(u32 max_fast_reg_page_list_len)
 		return 0;
 	return min_t(u32, RNVME_MAX_FR_PAGES, max_fast_reg_page_list_len - 1);
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_max_fr_pages_for);
 
 /**
  * rnvme_transport_name_error - why a transport name cannot be registered
@@ -290,11 +334,14 @@ const char *rnvme_transport_name_error(const char *name)
 		return "is empty";
 	if (len > RNVME_TRANSPORT_NAME_MAX)
 		return "is longer than 16 characters";
+	/* the kernel's isalnum() also accepts Latin-1 letters: ASCII only */
 	for (i = 0; i < len; i++)
-		if (!isalnum(name[i]) && name[i] != '-' && name[i] != '_')
+		if (!(isascii(name[i]) && isalnum(name[i])) &&
+		    name[i] != '-' && name[i] != '_')
 			return "may only hold letters, digits, '-' and '_'";
 	for (i = 0; i < ARRAY_SIZE(taken); i++)
 		if (!strcmp(name, taken[i]))
 			return "belongs to another in-tree NVMe transport";
 	return NULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(rnvme_transport_name_error);

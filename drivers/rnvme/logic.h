@@ -52,6 +52,7 @@ bool rnvme_use_inline(bool write, int qid, bool ctrl_inline, u32 nsegs,
 
 u32 rnvme_reconnect_delay_ms(u32 base_s, u32 attempt, u32 max_s,
 			     u32 jitter_pct, u32 rnd);
+int rnvme_parse_jitter(const char *val, u32 *pct);
 bool rnvme_within_loss_tmo(int max_reconnects, u32 reconnect_delay_s,
 			   u32 elapsed_ms, u32 next_delay_ms);
 

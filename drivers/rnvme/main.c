@@ -30,17 +30,17 @@ unsigned int rnvme_reconnect_jitter;
 
 static int rnvme_set_jitter(const char *val, const struct kernel_param *kp)
 {
-	unsigned int pct;
+	u32 pct;
 	int ret;
 
-	ret = kstrtouint(val, 0, &pct);
-	if (ret)
-		return ret;
-	if (pct > RNVME_MAX_JITTER_PCT) {
-		pr_err("reconnect_jitter=%u: at most %d percent\n", pct,
-		       RNVME_MAX_JITTER_PCT);
+	ret = rnvme_parse_jitter(val, &pct);
+	if (ret == -ERANGE) {
+		pr_err("reconnect_jitter=%.*s: at most %d percent\n",
+		       (int)strcspn(val, "\n"), val, RNVME_MAX_JITTER_PCT);
 		return -EINVAL;
 	}
+	if (ret)
+		return ret;
 	*(unsigned int *)kp->arg = pct;
 	return 0;
 }

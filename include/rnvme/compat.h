@@ -19,6 +19,7 @@
 #include <asm/unaligned.h>
 #endif
 
+#include <linux/export.h>
 #include <linux/nvme-rdma.h>
 #include "nvme.h"
 #include "fabrics.h"
@@ -117,5 +118,19 @@ static inline void rnvme_cm_req_set_cntlid(struct nvme_rdma_cm_req *req,
 	req->cntlid = cpu_to_le16(cntlid);
 #endif
 }
+
+/*
+ * Pure helpers in logic.c are exported to the KUnit module (rnvme_kunit.ko)
+ * only when the kernel has KUnit: no exports at all in production builds.
+ * kunit/visibility.h came with 6.2 (and was backported to 6.1.y).
+ */
+#ifdef HAVE_KUNIT_VISIBILITY_H
+#include <kunit/visibility.h>
+#elif IS_ENABLED(CONFIG_KUNIT)
+#define EXPORT_SYMBOL_IF_KUNIT(symbol) \
+	EXPORT_SYMBOL_NS(symbol, EXPORTED_FOR_KUNIT_TESTING)
+#else
+#define EXPORT_SYMBOL_IF_KUNIT(symbol)
+#endif
 
 #endif /* RNVME_COMPAT_H */

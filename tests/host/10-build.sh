@@ -40,8 +40,9 @@ else
 	ok "no compiler warnings"
 fi
 
-if cp_out=$("$REPO/tools/kbuild/checkpatch.sh" "$REPO"/drivers/rnvme/*.[ch] "$REPO"/include/rnvme/*.h 2>&1); then
-	ok "checkpatch clean ($(ls "$REPO"/drivers/rnvme/*.[ch] "$REPO"/include/rnvme/*.h | wc -l) files)"
+cp_files=("$REPO"/drivers/rnvme/*.[ch] "$REPO"/drivers/rnvme/tests/*.[ch] "$REPO"/include/rnvme/*.h)
+if cp_out=$("$REPO/tools/kbuild/checkpatch.sh" "${cp_files[@]}" 2>&1); then
+	ok "checkpatch clean (${#cp_files[@]} files)"
 else
 	not_ok "checkpatch clean"
 	echo "$cp_out" | head -n 30 | diag

@@ -80,6 +80,8 @@ probe HAVE_LINUX_UNALIGNED_H "6.12: asm/unaligned.h moved to linux/unaligned.h" 
 	have_header linux/unaligned.h
 probe HAVE_NVME_RDMA_CM_REQ_CNTLID "6.11: cntlid in the RDMA CM request private data" \
 	grep_any '__le16[[:space:]]+cntlid;' "$(hdr linux/nvme-rdma.h)"
+probe HAVE_KUNIT_VISIBILITY_H "6.2 (and 6.1.y): EXPORT_SYMBOL_IF_KUNIT in kunit/visibility.h" \
+	have_header kunit/visibility.h
 probe HAVE_NVME_STATUS_DNR "6.1.y/6.11: NVME_SC_DNR renamed NVME_STATUS_DNR" \
 	grep_any 'NVME_STATUS_DNR' "$(hdr linux/nvme.h)"
 

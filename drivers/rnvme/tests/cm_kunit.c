@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnvme_cm: the RDMA CM connect private data (NVMe/RDMA transport binding,
+ * "RDMA_CM_REQUEST Private Data Format") and the reject status messages.
+ */
+#include <linux/string.h>
+#include <rnvme/compat.h>
+#include "rnvme_kunit.h"
+
+/* The request private data is 32 bytes on the wire, little endian. */
+static void rnvme_cm_req_size(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, sizeof(struct nvme_rdma_cm_req), (size_t)32);
+}
+
+static void rnvme_cm_req_admin(struct kunit *test)
+{
+	static const u8 want[32] = {
+		0x00, 0x00,	/* RECFMT 0 */
+		0x00, 0x00,	/* QID 0: admin */
+		0x20, 0x00,	/* HRQSIZE 32 */
+		0x1f, 0x00,	/* HSQSIZE 31 (0's based) */
+	};
+	struct nvme_rdma_cm_req req;
+
+	memset(&req, 0xa5, sizeof(req));	/* reserved bytes must be cleared */
+	rnvme_cm_req_init(&req, 0, 32);
+	rnvme_expect_bytes(test, &req, want, sizeof(want), "admin");
+}
+
+static void rnvme_cm_req_io(struct kunit *test)
+{
+	static const u8 want128[32] = {
+		0x00, 0x00, 0x03, 0x00, 0x80, 0x00, 0x7f, 0x00,
+	};
+	static const u8 want256[32] = {
+		0x00, 0x00, 0x01, 0x00, 0x00, 0x01, 0xff, 0x00,
+	};
+	struct nvme_rdma_cm_req req;
+
+	memset(&req, 0xff, sizeof(req));
+	rnvme_cm_req_init(&req, 3, 128);
+	rnvme_expect_bytes(test, &req, want128, sizeof(want128), "qid 3, 128");
+
+	memset(&req, 0xff, sizeof(req));
+	rnvme_cm_req_init(&req, 1, 256);
+	rnvme_expect_bytes(test, &req, want256, sizeof(want256), "qid 1, 256");
+}
+
+/* Byte order: both bytes of every field land where the spec puts them. */
+static void rnvme_cm_req_byte_order(struct kunit *test)
+{
+	static const u8 want[32] = {
+		0x00, 0x00, 0x34, 0x12, 0x02, 0x01, 0x01, 0x01,
+	};
+	struct nvme_rdma_cm_req req;
+
+	memset(&req, 0x5a, sizeof(req));
+	rnvme_cm_req_init(&req, 0x1234, 0x0102);
+	rnvme_expect_bytes(test, &req, want, sizeof(want), "qid 0x1234");
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(req.qid), 0x1234);
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(req.hrqsize), 0x0102);
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(req.hsqsize), 0x0101);
+}
+
+/*
+ * NVMe/RDMA 1.1 CNTLID (bytes 8-9): filled on kernels whose struct has it,
+ * left reserved (zero) on older ones.
+ */
+static void rnvme_cm_req_cntlid(struct kunit *test)
+{
+	struct nvme_rdma_cm_req req;
+	const u8 *p = (const u8 *)&req;
+
+	rnvme_cm_req_init(&req, 2, 64);
+	rnvme_cm_req_set_cntlid(&req, 0xabcd);
+#ifdef HAVE_NVME_RDMA_CM_REQ_CNTLID
+	KUNIT_EXPECT_EQ(test, p[8], 0xcd);
+	KUNIT_EXPECT_EQ(test, p[9], 0xab);
+#else
+	KUNIT_EXPECT_EQ(test, p[8], 0);
+	KUNIT_EXPECT_EQ(test, p[9], 0);
+#endif
+	KUNIT_EXPECT_EQ(test, p[2], 0x02);	/* the rest is untouched */
+	KUNIT_EXPECT_EQ(test, p[4], 0x40);
+}
+
+/* Reject status codes 1-9 (NVMe/RDMA "RDMA_CM_REJECT Private Data"). */
+static void rnvme_cm_rej_known(struct kunit *test)
+{
+	static const struct {
+		u16 sts;
+		const char *msg;
+	} c[] = {
+		{ 0x01, "invalid private data length" },
+		{ 0x02, "unsupported record format" },
+		{ 0x03, "invalid queue id" },
+		{ 0x04, "host submission queue size not accepted" },
+		{ 0x05, "host receive queue size not accepted" },
+		{ 0x06, "target out of resources" },
+		{ 0x07, "inbound RDMA read depth not accepted" },
+		{ 0x08, "outbound RDMA read depth not accepted" },
+		{ 0x09, "invalid controller id" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		KUNIT_EXPECT_STREQ_MSG(test, rnvme_cm_rej_msg(c[i].sts), c[i].msg,
+				       "status %#x", c[i].sts);
+}
+
+static void rnvme_cm_rej_unknown(struct kunit *test)
+{
+	static const u16 sts[] = { 0x00, 0x0a, 0x10, 0x100, 0xffff };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(sts); i++)
+		KUNIT_EXPECT_STREQ_MSG(test, rnvme_cm_rej_msg(sts[i]),
+				       "unrecognized reject status",
+				       "status %#x", sts[i]);
+}
+
+static struct kunit_case rnvme_cm_cases[] = {
+	KUNIT_CASE(rnvme_cm_req_size),
+	KUNIT_CASE(rnvme_cm_req_admin),
+	KUNIT_CASE(rnvme_cm_req_io),
+	KUNIT_CASE(rnvme_cm_req_byte_order),
+	KUNIT_CASE(rnvme_cm_req_cntlid),
+	KUNIT_CASE(rnvme_cm_rej_known),
+	KUNIT_CASE(rnvme_cm_rej_unknown),
+	{}
+};
+
+static struct kunit_suite rnvme_cm_suite = {
+	.name = "rnvme_cm",
+	.test_cases = rnvme_cm_cases,
+};
+
+kunit_test_suite(rnvme_cm_suite);

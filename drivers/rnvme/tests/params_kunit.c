@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnvme_params: the transport_name check and the reconnect_jitter parser.
+ */
+#include <linux/errno.h>
+#include "rnvme_kunit.h"
+
+#define ERR_EMPTY	"is empty"
+#define ERR_LONG	"is longer than 16 characters"
+#define ERR_CHARS	"may only hold letters, digits, '-' and '_'"
+#define ERR_TAKEN	"belongs to another in-tree NVMe transport"
+
+struct name_case {
+	const char *name;
+	const char *why;	/* NULL: accepted */
+};
+
+static void check_names(struct kunit *test, const struct name_case *c,
+			size_t n)
+{
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		why = rnvme_transport_name_error(c[i].name);
+		if (!c[i].why) {
+			KUNIT_EXPECT_NULL_MSG(test, why, "\"%s\"", c[i].name);
+		} else if (!why) {
+			KUNIT_FAIL(test, "\"%s\" accepted, expected \"%s\"",
+				   c[i].name, c[i].why);
+		} else {
+			KUNIT_EXPECT_STREQ_MSG(test, why, c[i].why, "\"%s\"",
+					       c[i].name);
+		}
+	}
+}
+
+static void rnvme_params_name_ok(struct kunit *test)
+{
+	static const struct name_case c[] = {
+		{ "rdma", NULL },	/* nvme_rdma's presence is checked at load */
+		{ "rnvme", NULL },
+		{ "r", NULL },
+		{ "rnvme_2-test", NULL },
+		{ "RDMA", NULL },
+		{ "TCP", NULL },	/* nvme-fabrics compares case-sensitively */
+		{ "tcp2", NULL },
+		{ "pcie", NULL },
+		{ "abcdefghijklmnop", NULL },	/* 16 characters */
+	};
+
+	check_names(test, c, ARRAY_SIZE(c));
+}
+
+static void rnvme_params_name_length(struct kunit *test)
+{
+	static const struct name_case c[] = {
+		{ "", ERR_EMPTY },
+		{ NULL, ERR_EMPTY },
+		{ "abcdefghijklmnopq", ERR_LONG },	/* 17 */
+		{ "waytoolongtransportname", ERR_LONG },
+	};
+
+	check_names(test, c, ARRAY_SIZE(c));
+}
+
+static void rnvme_params_name_chars(struct kunit *test)
+{
+	static const struct name_case c[] = {
+		{ "bad/name", ERR_CHARS },
+		{ "a b", ERR_CHARS },
+		{ "rdma\n", ERR_CHARS },
+		{ "rdma.", ERR_CHARS },
+		{ "../x", ERR_CHARS },
+		{ "r\xc3\xa9", ERR_CHARS },	/* UTF-8 e acute */
+		{ "r\xe9", ERR_CHARS },	/* Latin-1 e acute: isalnum() */
+		{ "\xc0", ERR_CHARS },		/* Latin-1 A grave */
+	};
+
+	check_names(test, c, ARRAY_SIZE(c));
+}
+
+/* nvme-fabrics would auto-load the in-tree module of these names. */
+static void rnvme_params_name_taken(struct kunit *test)
+{
+	static const struct name_case c[] = {
+		{ "tcp", ERR_TAKEN },
+		{ "fc", ERR_TAKEN },
+		{ "loop", ERR_TAKEN },
+		{ "pci", ERR_TAKEN },
+	};
+
+	check_names(test, c, ARRAY_SIZE(c));
+}
+
+struct jitter_case {
+	const char *val;
+	int ret;
+	u32 pct;	/* expected when ret == 0 */
+};
+
+static void check_jitter(struct kunit *test, const struct jitter_case *c,
+			 size_t n)
+{
+	u32 pct;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		pct = 77;
+		KUNIT_EXPECT_EQ_MSG(test, rnvme_parse_jitter(c[i].val, &pct),
+				    c[i].ret, "\"%s\"", c[i].val);
+		/* a refused value leaves the parameter as it was */
+		KUNIT_EXPECT_EQ_MSG(test, pct, c[i].ret ? 77U : c[i].pct,
+				    "\"%s\": value", c[i].val);
+	}
+}
+
+static void rnvme_params_jitter_ok(struct kunit *test)
+{
+	static const struct jitter_case c[] = {
+		{ "0", 0, 0 },
+		{ "1", 0, 1 },
+		{ "50", 0, 50 },		/* the maximum */
+		{ "20\n", 0, 20 },		/* echo 20 > .../reconnect_jitter */
+		{ "0x10", 0, 16 },
+		{ "+7", 0, 7 },
+	};
+
+	check_jitter(test, c, ARRAY_SIZE(c));
+}
+
+static void rnvme_params_jitter_refused(struct kunit *test)
+{
+	static const struct jitter_case c[] = {
+		{ "51", -ERANGE, 0 },
+		{ "100", -ERANGE, 0 },
+		{ "4294967295", -ERANGE, 0 },
+		{ "4294967296", -ERANGE, 0 },	/* beyond u32 */
+		{ "", -EINVAL, 0 },
+		{ "abc", -EINVAL, 0 },
+		{ "-1", -EINVAL, 0 },
+		{ "10%", -EINVAL, 0 },
+		{ " 10", -EINVAL, 0 },
+	};
+
+	check_jitter(test, c, ARRAY_SIZE(c));
+}
+
+static struct kunit_case rnvme_params_cases[] = {
+	KUNIT_CASE(rnvme_params_name_ok),
+	KUNIT_CASE(rnvme_params_name_length),
+	KUNIT_CASE(rnvme_params_name_chars),
+	KUNIT_CASE(rnvme_params_name_taken),
+	KUNIT_CASE(rnvme_params_jitter_ok),
+	KUNIT_CASE(rnvme_params_jitter_refused),
+	{}
+};
+
+static struct kunit_suite rnvme_params_suite = {
+	.name = "rnvme_params",
+	.test_cases = rnvme_params_cases,
+};
+
+kunit_test_suite(rnvme_params_suite);

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnvme_queue_map: how many I/O queues rnvme asks for and how the granted
+ * ones are split over the default/read/poll maps.
+ * rnvme_sqsize: clamping the I/O queue size to MAXCMD and the transport.
+ */
+#include "rnvme_kunit.h"
+
+struct split_case {
+	const char *name;
+	struct rnvme_queue_want want;
+	u32 cpus;
+	u32 granted;
+	u32 def, read, poll;
+};
+
+static void check_split(struct kunit *test, const struct split_case *c,
+			size_t n)
+{
+	u32 q[HCTX_MAX_TYPES];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		/* stale values from a previous association must not survive */
+		q[HCTX_TYPE_DEFAULT] = 0xdead;
+		q[HCTX_TYPE_READ] = 0xdead;
+		q[HCTX_TYPE_POLL] = 0xdead;
+		rnvme_split_io_queues(&c[i].want, c[i].cpus, c[i].granted, q);
+		KUNIT_EXPECT_EQ_MSG(test, q[HCTX_TYPE_DEFAULT], c[i].def,
+				    "%s: default queues", c[i].name);
+		KUNIT_EXPECT_EQ_MSG(test, q[HCTX_TYPE_READ], c[i].read,
+				    "%s: read queues", c[i].name);
+		KUNIT_EXPECT_EQ_MSG(test, q[HCTX_TYPE_POLL], c[i].poll,
+				    "%s: poll queues", c[i].name);
+	}
+}
+
+static void rnvme_queue_map_wanted(struct kunit *test)
+{
+	static const struct {
+		struct rnvme_queue_want want;
+		u32 cpus, expect;
+	} c[] = {
+		{ { 4, 0, 0 }, 8, 4 },
+		{ { 8, 0, 0 }, 8, 8 },
+		{ { 16, 0, 0 }, 8, 8 },		/* nr_io capped at the CPUs */
+		{ { 4, 2, 2 }, 8, 8 },
+		{ { 4, 2, 2 }, 2, 6 },		/* each map capped separately */
+		{ { 8, 8, 8 }, 1, 3 },
+		{ { 1, 0, 0 }, 1, 1 },
+		{ { 0, 0, 3 }, 4, 3 },
+		{ { 0, 0, 0 }, 4, 0 },
+		{ { 4, 0, 0 }, 0, 0 },		/* no CPU, no queue */
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    rnvme_io_queues_wanted(&c[i].want, c[i].cpus),
+				    c[i].expect, "row %zu", i);
+}
+
+/* nr_io only: everything in the default map, whatever is granted. */
+static void rnvme_queue_map_shared(struct kunit *test)
+{
+	static const struct split_case c[] = {
+		{ "all granted", { 4, 0, 0 }, 8, 4, 4, 0, 0 },
+		{ "half granted", { 4, 0, 0 }, 8, 2, 2, 0, 0 },
+		{ "one granted", { 4, 0, 0 }, 8, 1, 1, 0, 0 },
+		{ "more granted than asked", { 4, 0, 0 }, 8, 100, 4, 0, 0 },
+		{ "cpu cap", { 16, 0, 0 }, 4, 16, 4, 0, 0 },
+	};
+
+	check_split(test, c, ARRAY_SIZE(c));
+}
+
+/* nr_write_queues: the default map writes, the read map follows it. */
+static void rnvme_queue_map_write_read(struct kunit *test)
+{
+	static const struct split_case c[] = {
+		{ "all granted", { 4, 2, 0 }, 8, 6, 2, 4, 0 },
+		{ "reads short", { 4, 2, 0 }, 8, 3, 2, 1, 0 },
+		{ "writes only", { 4, 2, 0 }, 8, 2, 2, 0, 0 },
+		{ "one granted", { 4, 2, 0 }, 8, 1, 1, 0, 0 },
+		{ "cpu cap", { 8, 8, 0 }, 2, 16, 2, 2, 0 },
+	};
+
+	check_split(test, c, ARRAY_SIZE(c));
+}
+
+/* Poll queues take what is left after the interrupt-driven ones. */
+static void rnvme_queue_map_poll(struct kunit *test)
+{
+	static const struct split_case c[] = {
+		{ "all granted", { 4, 0, 2 }, 8, 6, 4, 0, 2 },
+		{ "one poll short", { 4, 0, 2 }, 8, 5, 4, 0, 1 },
+		{ "no poll left", { 4, 0, 2 }, 8, 4, 4, 0, 0 },
+		{ "three maps", { 4, 2, 2 }, 8, 8, 2, 4, 2 },
+		{ "three maps, read short", { 4, 2, 2 }, 8, 4, 2, 2, 0 },
+		{ "poll cpu cap", { 2, 0, 8 }, 4, 12, 2, 0, 4 },
+	};
+
+	check_split(test, c, ARRAY_SIZE(c));
+}
+
+/* A poll-only request still gets a default queue, taken from the poll share. */
+static void rnvme_queue_map_poll_only(struct kunit *test)
+{
+	static const struct split_case c[] = {
+		{ "poll only", { 0, 0, 2 }, 8, 3, 1, 0, 2 },
+		{ "poll only, two granted", { 0, 0, 2 }, 8, 2, 1, 0, 1 },
+		{ "poll only, one granted", { 0, 0, 2 }, 8, 1, 1, 0, 0 },
+	};
+
+	check_split(test, c, ARRAY_SIZE(c));
+}
+
+static void rnvme_queue_map_none_granted(struct kunit *test)
+{
+	static const struct split_case c[] = {
+		{ "shared", { 4, 0, 0 }, 8, 0, 0, 0, 0 },
+		{ "three maps", { 4, 2, 2 }, 8, 0, 0, 0, 0 },
+		{ "poll only", { 0, 0, 2 }, 8, 0, 0, 0, 0 },
+	};
+
+	check_split(test, c, ARRAY_SIZE(c));
+}
+
+/* qids 1..n: default queues, then read, then poll */
+static void rnvme_queue_map_is_poll(struct kunit *test)
+{
+	static const struct {
+		u32 q[HCTX_MAX_TYPES];
+		int qid;
+		bool poll;
+	} c[] = {
+		{ { 2, 4, 2 }, 0, false },	/* admin */
+		{ { 2, 4, 2 }, 1, false },
+		{ { 2, 4, 2 }, 2, false },
+		{ { 2, 4, 2 }, 6, false },	/* last read queue */
+		{ { 2, 4, 2 }, 7, true },	/* first poll queue */
+		{ { 2, 4, 2 }, 8, true },
+		{ { 4, 0, 0 }, 4, false },
+		{ { 4, 0, 0 }, 5, false },	/* no poll map at all */
+		{ { 1, 0, 2 }, 1, false },
+		{ { 1, 0, 2 }, 2, true },
+		{ { 1, 0, 2 }, 3, true },
+		{ { 1, 0, 2 }, -1, false },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		KUNIT_EXPECT_EQ_MSG(test, rnvme_is_poll_queue(c[i].q, c[i].qid),
+				    c[i].poll, "row %zu: qid %d of %u/%u/%u", i,
+				    c[i].qid, c[i].q[0], c[i].q[1], c[i].q[2]);
+}
+
+static struct kunit_case rnvme_queue_map_cases[] = {
+	KUNIT_CASE(rnvme_queue_map_wanted),
+	KUNIT_CASE(rnvme_queue_map_shared),
+	KUNIT_CASE(rnvme_queue_map_write_read),
+	KUNIT_CASE(rnvme_queue_map_poll),
+	KUNIT_CASE(rnvme_queue_map_poll_only),
+	KUNIT_CASE(rnvme_queue_map_none_granted),
+	KUNIT_CASE(rnvme_queue_map_is_poll),
+	{}
+};
+
+static struct kunit_suite rnvme_queue_map_suite = {
+	.name = "rnvme_queue_map",
+	.test_cases = rnvme_queue_map_cases,
+};
+
+struct sqsize_case {
+	u16 sqsize, maxcmd, max_queue_size, expect;
+};
+
+static void check_sqsize(struct kunit *test, const struct sqsize_case *c,
+			 size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    rnvme_clamp_sqsize(c[i].sqsize, c[i].maxcmd,
+						       c[i].max_queue_size),
+				    c[i].expect, "sqsize %u maxcmd %u limit %u",
+				    c[i].sqsize, c[i].maxcmd, c[i].max_queue_size);
+}
+
+static void rnvme_sqsize_fits(struct kunit *test)
+{
+	static const struct sqsize_case c[] = {
+		{ 127, 0, 128, 127 },		/* exactly the limit */
+		{ 31, 0, 128, 31 },
+		{ 0, 0, 128, 0 },
+		{ 255, 0, 256, 255 },
+	};
+
+	check_sqsize(test, c, ARRAY_SIZE(c));
+}
+
+static void rnvme_sqsize_transport_limit(struct kunit *test)
+{
+	static const struct sqsize_case c[] = {
+		{ 128, 0, 128, 127 },		/* one over */
+		{ 255, 0, 128, 127 },
+		{ 1023, 0, 256, 255 },
+		{ 65535, 0, 128, 127 },		/* 65536 entries: no u16 wrap */
+	};
+
+	check_sqsize(test, c, ARRAY_SIZE(c));
+}
+
+static void rnvme_sqsize_maxcmd(struct kunit *test)
+{
+	static const struct sqsize_case c[] = {
+		{ 127, 64, 128, 63 },		/* MAXCMD below the queue */
+		{ 127, 128, 128, 127 },		/* MAXCMD equal */
+		{ 127, 200, 128, 127 },		/* MAXCMD above: no effect */
+		{ 31, 32, 128, 31 },
+		{ 32, 32, 128, 31 },
+		{ 127, 1, 128, 0 },		/* one command at a time */
+		{ 255, 100, 128, 99 },		/* both limits: the lower */
+		{ 255, 200, 128, 127 },
+	};
+
+	check_sqsize(test, c, ARRAY_SIZE(c));
+}
+
+static struct kunit_case rnvme_sqsize_cases[] = {
+	KUNIT_CASE(rnvme_sqsize_fits),
+	KUNIT_CASE(rnvme_sqsize_transport_limit),
+	KUNIT_CASE(rnvme_sqsize_maxcmd),
+	{}
+};
+
+static struct kunit_suite rnvme_sqsize_suite = {
+	.name = "rnvme_sqsize",
+	.test_cases = rnvme_sqsize_cases,
+};
+
+kunit_test_suites(&rnvme_queue_map_suite, &rnvme_sqsize_suite);
