@@ -588,6 +588,15 @@ static int rnvme_check_options(struct nvmf_ctrl_options *opts)
 		pr_warn("queue_size %zu > %d supported by NVMe/RDMA: using %d\n",
 			opts->queue_size, NVME_RDMA_MAX_QUEUE_SIZE,
 			NVME_RDMA_MAX_QUEUE_SIZE);
+	/*
+	 * nvme-fabrics caps nr_io_queues to the online CPUs, but takes any
+	 * positive int for these two.  No map gets more queues than CPUs
+	 * anyway (rnvme_split_io_queues), and ctrl->queues is sized from the
+	 * sum: nr_write_queues=INT_MAX would ask kcalloc() for gigabytes, and
+	 * two of them wrap queue_count to 1 and the I/O queues overrun it.
+	 */
+	opts->nr_write_queues = min(opts->nr_write_queues, num_online_cpus());
+	opts->nr_poll_queues = min(opts->nr_poll_queues, num_online_cpus());
 	return 0;
 }
 
