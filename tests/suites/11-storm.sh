@@ -122,7 +122,7 @@ worker() {
 			plain=$((plain + 1)) ;;
 		1)	# delete with a dd writing to the namespace
 			if dev=$(wait_ns_dev "$ctrl" 30); then
-				timeout 60 dd if=/dev/zero of="$dev" bs=64k count=256 oflag=direct status=none 2>/dev/null &
+				timeout 60 dd if=/dev/zero of="$dev" bs=64k count=64 oflag=direct status=none 2>/dev/null &
 				dd_pid=$!
 				io=$((io + 1))
 				sleep 0.$((RANDOM % 8 + 1))
@@ -152,7 +152,7 @@ for ((w = 0; w < WORKERS; w++)); do
 	reply=$(nvmf_write "$(w_opts "$w")" 90)
 	case "$reply" in
 	instance=*) inst=${reply#instance=}; c=nvme${inst%%,*}
-		    wait_ns_dev "$c" 30 > /dev/null && dd if=/dev/zero of="$(ctrl_ns_dev "$c")" bs=64k count=16 oflag=direct status=none
+		    wait_ns_dev "$c" 30 > /dev/null && dd if=/dev/zero of="$(ctrl_ns_dev "$c")" bs=64k count=64 oflag=direct status=none
 		    delete "$c" && warm=$((warm + 1)) ;;
 	*) diag "warm-up connect $w: $reply" ;;
 	esac
@@ -212,8 +212,8 @@ tap_result "deletes raced with in-progress connects (${tot[3]} EBUSY, ${tot[4]} 
 tap_result "deletes raced with dd (${tot[5]} cycles)" "$([ "${tot[5]}" -gt 0 ] && echo 0 || echo 1)"
 
 # ---------------------------------------------------------- back to baseline
+check "no fabrics controllers left by the workers" fx_no_fabrics_ctrls
 fx_host_disconnect_all
-check "no fabrics controllers left" fx_no_fabrics_ctrls
 fx_settle 3
 res_is_base() { [ "$(rdma_res)" = "$base_res" ]; }
 wait_for 30 res_is_base

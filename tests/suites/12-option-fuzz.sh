@@ -17,7 +17,9 @@ suite_begin
 
 SEED=${TEST_FUZZ_SEED:-20261121}
 NGEN=${TEST_FUZZ_CASES:-200}
-CASE_TMO=${TEST_FUZZ_TIMEOUT:-30}
+# above the driver's own bound on a connect (3 s resolve + 60 s CM wait), so that a
+# timeout here means a hang, not a slow refusal
+CASE_TMO=${TEST_FUZZ_TIMEOUT:-90}
 # SUnreclaim bound (KiB): settle noise here is a few hundred KiB; ~260 writes
 # that each leaked 4 KiB (one kmalloc-4k, far less than a controller or queue)
 # would add ~1 MiB on top of that and exceed it.
@@ -68,6 +70,7 @@ any_ctrl() {
 	return 1
 }
 refcnt() { local r=; read -r r < "/sys/module/$mod/refcnt"; echo "$r"; }
+refcnt_is_base() { [ "$(refcnt)" = "$BASE_REF" ]; }
 
 # run_case KIND EXPECT OPTS: one write; sets CLASS (OK, TIMEOUT or an errno name)
 # and PROBLEM (empty when the case behaved). EXPECT: F = must fail, A = either.
@@ -107,7 +110,7 @@ run_case() {
 		fx_host_disconnect_all >/dev/null
 	fi
 	r=$(refcnt)
-	if [ "$r" != "$BASE_REF" ] && ! wait_for 10 test "$(refcnt)" = "$BASE_REF"; then
+	if [ "$r" != "$BASE_REF" ] && ! wait_for 10 refcnt_is_base; then
 		PROBLEM="$PROBLEM; $mod refcnt $(refcnt) (baseline $BASE_REF)"
 	fi
 	PROBLEM=${PROBLEM#; }
