@@ -13,8 +13,48 @@ METRICS = [("iops", True), ("iops_per_cpu_s", True), ("p50_us", False),
            ("p99_us", False), ("p999_us", False)]
 
 
+def pct(side, p):
+    return side.get("clat_ns", {}).get("percentile", {}).get(p, 0) / 1000.0
+
+
+def from_fio(run, fio_json):
+    """Fill a run's metrics from fio's JSON output."""
+    job = fio_json["jobs"][0]
+    rd, wr = job["read"], job["write"]
+    ios = rd["total_ios"] + wr["total_ios"]
+    main = rd if rd["total_ios"] >= wr["total_ios"] else wr
+    cpu = run["cpu_s"]
+    run.update({
+        "iops": rd["iops"] + wr["iops"], "bw_kib": rd["bw"] + wr["bw"], "ios": ios,
+        "runtime_s": max(rd["runtime"], wr["runtime"]) / 1000.0,
+        "p50_us": pct(main, "50.000000"), "p99_us": pct(main, "99.000000"),
+        "p999_us": pct(main, "99.900000"),
+        "iops_per_cpu_s": (ios / cpu) if cpu > 0 else 0,
+    })
+    if "tx_pkts" in run:
+        # fio counts I/Os after the ramp; the packet counter runs throughout,
+        # so scale the I/Os to the whole wall time
+        total = ios * run["wall_s"] / run["runtime_s"] if run["runtime_s"] else 0
+        run["pkts_per_io"] = run["tx_pkts"] / total if total else 0
+    return run
+
+
 def load(path):
-    runs = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    runs = []
+    for line in Path(path).read_text().splitlines():
+        if not line.strip():
+            continue
+        run = json.loads(line)
+        if "fio" in run:    # the guest stores fio's JSON as it is
+            raw = Path(path).parent / run["fio"]
+            try:
+                text = raw.read_text()
+                # fio may print warnings before the JSON object
+                run = from_fio(run, json.loads(text[text.index("{"):]))
+            except (OSError, ValueError, KeyError) as e:
+                print(f"report: skipping {raw}: {e}", file=sys.stderr)
+                continue
+        runs.append(run)
     if not runs:
         sys.exit(f"report: no fio results in {path}")
     return runs
@@ -29,6 +69,7 @@ def summarise(runs):
         out[wl] = {}
         for t, rs in per_t.items():
             out[wl][t] = {m: statistics.median(x[m] for x in rs) for m, _ in METRICS}
+            out[wl][t]["pkts_per_io"] = statistics.median(x.get("pkts_per_io", 0) for x in rs)
             out[wl][t]["runs"] = len(rs)
     return out
 
@@ -50,8 +91,8 @@ def main():
     order += sorted(w for w in summary if w not in order)
 
     result = {"workloads": {}, "note": "medians over repetitions; TCG guest: only ratios measured in one run mean anything"}
-    lines = ["| workload | transport | IOPS | IOPS/CPU-s | p50 us | p99 us | p99.9 us | runs |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| workload | transport | IOPS | IOPS/CPU-s | p50 us | p99 us | p99.9 us | pkts/IO | runs |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     rlines = ["| workload | IOPS rnvme/rdma | IOPS rnvme/tcp | IOPS/CPU-s rnvme/rdma | IOPS/CPU-s rnvme/tcp | p99 rnvme/rdma | p99.9 rnvme/rdma |",
               "|---|---:|---:|---:|---:|---:|---:|"]
     for wl in order:
@@ -61,7 +102,8 @@ def main():
             if t in per_t:
                 v = per_t[t]
                 lines.append(f"| {wl} | {NAMES[t]} | {v['iops']:.0f} | {v['iops_per_cpu_s']:.0f} | "
-                             f"{v['p50_us']:.0f} | {v['p99_us']:.0f} | {v['p999_us']:.0f} | {v['runs']} |")
+                             f"{v['p50_us']:.0f} | {v['p99_us']:.0f} | {v['p999_us']:.0f} | "
+                             f"{v['pkts_per_io']:.1f} | {v['runs']} |")
         rat = {}
         for other in ["rdma", "tcp"]:
             if "rnvme" in per_t and other in per_t:

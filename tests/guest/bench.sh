@@ -3,14 +3,16 @@
 # Soft-RoCE and TCP; rnvme (registered as transport "rnvme"), the in-tree
 # nvme_rdma and nvme_tcp each connect to it with the same queue counts; fio
 # runs every workload against each, in rotating order, BENCH_REPS times.
-# Writes one JSON object per fio run to $RESULTS/bench.jsonl.
-#   BENCH_RUNTIME  seconds per fio run (default 8)
+# Writes one JSON line per fio run to $RESULTS/bench.jsonl (transport,
+# workload, repetition, busy CPU-seconds of the guest from /proc/stat, wall
+# time, packets sent) and fio's own JSON to $RESULTS/raw/.
+#   BENCH_RUNTIME  seconds per fio run (default 5, after 1 s of ramp)
 #   BENCH_REPS     repetitions (default 3)
 #   BENCH_WORKLOADS  subset of workload names (default: all)
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 
-rt=${BENCH_RUNTIME:-8}
+rt=${BENCH_RUNTIME:-5}
 reps=${BENCH_REPS:-3}
 out=$RESULTS/bench.jsonl
 : > "$out"
@@ -59,9 +61,17 @@ workloads=(
 busy_jiffies() { # user+nice+system+irq+softirq+steal of all CPUs
 	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
+# Packets sent on all interfaces but lo: RoCE (UDP over the veth pair) and
+# TCP alike, so packets per I/O compare the transports' wire work.
+tx_packets() {
+	awk 'NR > 2 && $1 != "lo:" { s += $11 } END { print s + 0 }' /proc/net/dev
+}
 hz=$(getconf CLK_TCK)
 transports=(rnvme rdma tcp)
 run=0
+# fio's JSON goes to raw/ as it is: the host's report.py parses it (a Python
+# start per run costs seconds under TCG).
+mkdir -p "$RESULTS/raw"
 for ((r = 0; r < reps; r++)); do
 	w=0
 	for entry in "${workloads[@]}"; do
@@ -72,35 +82,28 @@ for ((r = 0; r < reps; r++)); do
 		for ((k = 0; k < 3; k++)); do
 			# rotate the order per repetition and workload
 			t=${transports[$(((k + r + w) % 3))]}
+			raw=raw/$name.$t.$r.json
+			p0=$(tx_packets)
 			b0=$(busy_jiffies)
+			s0=$(date +%s.%N)
 			# shellcheck disable=SC2086 # args is a word list
-			if ! j=$(timeout $((rt + 60)) fio --name="$name" --filename="${dev[$t]}" $args \
+			if ! timeout $((rt + 60)) fio --name="$name" --filename="${dev[$t]}" $args \
 				--direct=1 --time_based --runtime="$rt" --ramp_time=1 --size=128m \
-				--percentile_list=50:99:99.9 --output-format=json 2>/dev/null); then
+				--percentile_list=50:99:99.9 --output-format=json \
+				--output="$RESULTS/$raw" >/dev/null 2>&1; then
 				echo "# fio $name on $t failed"
 				continue
 			fi
 			b1=$(busy_jiffies)
+			s1=$(date +%s.%N)
+			p1=$(tx_packets)
 			cpu=$(awk -v a="$b0" -v b="$b1" -v hz="$hz" 'BEGIN { printf "%.3f", (b - a) / hz }')
-			echo "$j" | python3 -c '
-import json, sys
-t, name, rep, cpu = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
-job = json.load(sys.stdin)["jobs"][0]
-rd, wr = job["read"], job["write"]
-def pct(side, p):
-    return side.get("clat_ns", {}).get("percentile", {}).get(p, 0) / 1000.0
-ios = rd["total_ios"] + wr["total_ios"]
-main = rd if rd["total_ios"] >= wr["total_ios"] else wr
-print(json.dumps({
-    "transport": t, "workload": name, "rep": rep, "cpu_s": cpu,
-    "iops": rd["iops"] + wr["iops"], "bw_kib": rd["bw"] + wr["bw"], "ios": ios,
-    "runtime_s": max(rd["runtime"], wr["runtime"]) / 1000.0,
-    "p50_us": pct(main, "50.000000"), "p99_us": pct(main, "99.000000"),
-    "p999_us": pct(main, "99.900000"),
-    "iops_per_cpu_s": (ios / cpu) if cpu > 0 else 0,
-}))' "$t" "$name" "$r" "$cpu" >> "$out"
+			wall=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
+			printf '{"transport": "%s", "workload": "%s", "rep": %d, "cpu_s": %s, "wall_s": %s, "tx_pkts": %d, "fio": "%s"}\n' \
+				"$t" "$name" "$r" "$cpu" "$wall" $((p1 - p0)) "$raw" >> "$out"
 			run=$((run + 1))
-			echo "# [$run] rep $r $name $t: $(tail -n 1 "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.0f IOPS, p99 %.0f us, %.2f cpu-s" % (d["iops"], d["p99_us"], d["cpu_s"]))')"
+			iops=$(awk -F: '/"iops" :/ { s += $2; if (++n == 2) exit } END { printf "%.0f", s }' "$RESULTS/$raw")
+			echo "# [$run] rep $r $name $t: $iops IOPS, $cpu cpu-s, $wall s"
 		done
 		w=$((w + 1))
 	done
