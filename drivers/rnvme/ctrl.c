@@ -104,7 +104,8 @@ static void rnvme_destroy_admin_queue(struct rnvme_ctrl *ctrl, bool remove)
 			      sizeof(struct nvme_command), DMA_TO_DEVICE);
 		ctrl->async_event_sqe.data = NULL;
 	}
-	rnvme_free_queue(&ctrl->queues[0]);
+	if (!ctrl->cm_deferred)
+		rnvme_free_queue(&ctrl->queues[0]);
 }
 
 static int rnvme_configure_admin_queue(struct rnvme_ctrl *ctrl, bool new)
@@ -273,7 +274,25 @@ static void rnvme_teardown_io_queues(struct rnvme_ctrl *ctrl, bool remove)
 		nvme_unquiesce_io_queues(&ctrl->ctrl);
 		nvme_remove_io_tag_set(&ctrl->ctrl);
 	}
+	if (!ctrl->cm_deferred)
+		rnvme_free_io_queues(ctrl);
+}
+
+/*
+ * Queues kept by error recovery while their port was down: free them (the
+ * DREQs go out now) before the next connect, or fail the attempt without
+ * touching the wire if the port is still down.
+ */
+static int rnvme_release_deferred_queues(struct rnvme_ctrl *ctrl)
+{
+	if (!ctrl->cm_deferred)
+		return 0;
+	if (!rnvme_queue_port_active(&ctrl->queues[0]))
+		return -ENETDOWN;
+	ctrl->cm_deferred = false;
 	rnvme_free_io_queues(ctrl);
+	rnvme_free_queue(&ctrl->queues[0]);
+	return 0;
 }
 
 static int rnvme_setup_ctrl(struct rnvme_ctrl *ctrl, bool new)
@@ -406,7 +425,9 @@ static void rnvme_reconnect_work(struct work_struct *work)
 	atomic_inc(&ctrl->stats.reconnect_attempts);
 	WRITE_ONCE(ctrl->stats.next_reconnect, 0);
 
-	ret = rnvme_setup_ctrl(ctrl, false);
+	ret = rnvme_release_deferred_queues(ctrl);
+	if (!ret)
+		ret = rnvme_setup_ctrl(ctrl, false);
 	if (ret) {
 		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed (%d)\n",
 			 ctrl->ctrl.nr_reconnects, ret);
@@ -429,6 +450,14 @@ static void rnvme_error_recovery_work(struct work_struct *work)
 
 	nvme_stop_keep_alive(&ctrl->ctrl);
 	flush_work(&ctrl->ctrl.async_event_work);
+	ctrl->cm_deferred = !rnvme_queue_port_active(&ctrl->queues[0]);
+	if (ctrl->cm_deferred) {
+		dev_info(ctrl->ctrl.device,
+			 "RDMA port of %s is down: connections are released when it returns\n",
+			 ctrl->rdma_dev_name);
+		rnvme_record_error(ctrl, "RDMA port of %s down",
+				   ctrl->rdma_dev_name);
+	}
 	rnvme_teardown_io_queues(ctrl, false);
 	/* let queued I/O fail over (multipath) or wait for the reconnect */
 	nvme_unquiesce_io_queues(&ctrl->ctrl);
@@ -470,6 +499,8 @@ static void rnvme_shutdown_ctrl(struct rnvme_ctrl *ctrl, bool shutdown)
 {
 	cancel_work_sync(&ctrl->err_work);
 	cancel_delayed_work_sync(&ctrl->reconnect_work);
+	/* queues kept by error recovery are freed by the teardown below */
+	ctrl->cm_deferred = false;
 
 	rnvme_teardown_io_queues(ctrl, shutdown);
 	nvme_quiesce_admin_queue(&ctrl->ctrl);

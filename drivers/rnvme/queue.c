@@ -10,6 +10,7 @@
 #include <linux/module.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
+#include <rdma/ib_cache.h>
 #include <rdma/mr_pool.h>
 #include "rnvme.h"
 
@@ -377,9 +378,32 @@ out_destroy_mutex:
 	return ret;
 }
 
+/**
+ * rnvme_queue_port_active - is the RDMA port under this queue usable?
+ * @queue: an allocated queue
+ *
+ * Connection teardown sends CM messages (DREQ) through the port. With the
+ * link down that send fails, and Soft-RoCE then leaves its GSI QP in the
+ * error state: no CM message is received on that device ever again. Callers
+ * skip or defer the CM teardown while this returns false.
+ */
+bool rnvme_queue_port_active(struct rnvme_queue *queue)
+{
+	struct rdma_cm_id *id = queue->cm_id;
+	enum ib_port_state state;
+
+	if (!test_bit(RNVME_Q_ALLOCATED, &queue->flags) || !id || !id->device)
+		return true;
+	if (ib_get_cached_port_state(id->device, id->port_num, &state))
+		return true;
+	return state == IB_PORT_ACTIVE;
+}
+
 static void __rnvme_stop_queue(struct rnvme_queue *queue)
 {
-	rdma_disconnect(queue->cm_id);
+	/* draining moves the QP to the error state locally, without a DREQ */
+	if (rnvme_queue_port_active(queue))
+		rdma_disconnect(queue->cm_id);
 	ib_drain_qp(queue->qp);
 }
 

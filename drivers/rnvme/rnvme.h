@@ -249,6 +249,8 @@ struct rnvme_ctrl {
 	struct sockaddr_storage	addr;
 	struct sockaddr_storage	src_addr;
 	bool			use_inline_data;
+	/* error recovery kept the queues' CM ids: their RDMA port was down */
+	bool			cm_deferred;
 	u32			io_queues[HCTX_MAX_TYPES];
 	char			rdma_dev_name[IB_DEVICE_NAME_MAX];
 	struct rnvme_stats	stats;
@@ -288,6 +290,7 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size);
 void rnvme_free_queue(struct rnvme_queue *queue);
 int rnvme_start_queue(struct rnvme_ctrl *ctrl, int idx);
 void rnvme_stop_queue(struct rnvme_queue *queue);
+bool rnvme_queue_port_active(struct rnvme_queue *queue);
 int rnvme_create_queue_ib(struct rnvme_queue *queue);
 void rnvme_destroy_queue_ib(struct rnvme_queue *queue);
 int rnvme_alloc_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
