@@ -110,7 +110,7 @@ if [ -n "$ctrl" ] && dev=$(wait_ns_dev "$ctrl" 30); then
 		kill -9 "$fpid"
 	fi
 	wait "$fpid" 2>/dev/null
-	check "rdma devices of the removed veth pair gone" sh -c "! rdma link show | grep -q rxe0"
+	check "rdma device $RDMA_DEV0 of the removed veth gone" sh -c "! rdma link show | grep -q \"link $RDMA_DEV0/\""
 	check "host module idle after the netdev removal" \
 		test "$(cat "/sys/module/$mod/refcnt" 2>/dev/null)" = 0
 else
