@@ -607,7 +607,10 @@ fx_cleanup_all() {
 
 # fx_setup [fx_target_up args]: the usual suite preamble (fabric, target, host driver).
 fx_setup() {
-	fx_rxe_up || bail "cannot set up rxe over veth"
+	if [ "$RNVME_RDMA" != rxe ] && ! modprobe -n "$RDMA_MOD" 2>/dev/null; then
+		tap_skip_all "kernel $(uname -r) has no $RDMA_MOD module (Debian's kernels build no siw; use the debug kernel, tests/debug-kernel)"
+	fi
+	fx_rxe_up || bail "cannot set up $RNVME_RDMA over veth"
 	fx_target_up "$@" || bail "cannot set up the nvmet target"
 	fx_host_driver_load || bail "cannot load the host driver ($HOST_DRIVER)"
 }
