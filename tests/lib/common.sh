@@ -695,17 +695,19 @@ fx_mem_snapshot() {
 }
 
 # fx_mem_delta BEFORE AFTER: print the MemAvailable/Slab/SUnreclaim deltas and the slab
-# caches that grew most ("# " lines); sets MEM_D_AVAIL, MEM_D_SLAB, MEM_D_SUNRECLAIM
-# (KiB, after - before).
+# caches that grew most ("# " lines); sets MEM_D_AVAIL, MEM_D_SLAB, MEM_D_SUNRECLAIM and
+# MEM_D_KMALLOC (the plain kmalloc-N caches, where kzalloc()s of drivers land; KiB, after - before).
+MEM_D_KMALLOC=0
 MEM_D_AVAIL=0
 MEM_D_SLAB=0
 MEM_D_SUNRECLAIM=0
 fx_mem_delta() {
-	read -r MEM_D_AVAIL MEM_D_SLAB MEM_D_SUNRECLAIM < <(awk '
+	read -r MEM_D_AVAIL MEM_D_SLAB MEM_D_SUNRECLAIM MEM_D_KMALLOC < <(awk '
 		FNR == NR { a[$1 " " $2] = $3; next }
 		{ d[$1 " " $2] = $3 - a[$1 " " $2] }
-		END { print d["mem MemAvailable"] + 0, d["mem Slab"] + 0, d["mem SUnreclaim"] + 0 }' "$1" "$2")
-	echo "# MemAvailable delta: $MEM_D_AVAIL KiB, Slab delta: $MEM_D_SLAB KiB, SUnreclaim delta: $MEM_D_SUNRECLAIM KiB"
+		$1 == "slab" && $2 ~ /^kmalloc-[0-9]/ { k += $3 - a[$1 " " $2] }
+		END { print d["mem MemAvailable"] + 0, d["mem Slab"] + 0, d["mem SUnreclaim"] + 0, k + 0 }' "$1" "$2")
+	echo "# MemAvailable delta: $MEM_D_AVAIL KiB, Slab delta: $MEM_D_SLAB KiB, SUnreclaim delta: $MEM_D_SUNRECLAIM KiB, kmalloc-N delta: $MEM_D_KMALLOC KiB"
 	awk 'FNR == NR { if ($1 == "slab") a[$2] = $3; next }
 		$1 == "slab" && $3 - a[$2] != 0 { printf "%d %s %d %d\n", $3 - a[$2], $2, a[$2], $3 }' "$1" "$2" |
 		sort -rn | head -n 6 | awk '{ printf "# slab %s: %+d KiB (%d -> %d)\n", $2, $1, $3, $4 }'
