@@ -47,6 +47,7 @@ rt_mtu() { # A|B MTU
 }
 rt_reset() { # back to the exported state after a suite
 	local p
+	echo 128 > "$SUB/attr_qid_max"
 	for p in 1 2; do
 		[ -e "$NVMET_CFS/ports/$p/subsystems/$TEST_NQN" ] || rt_port_on "$p"
 		echo optimized > "$NVMET_CFS/ports/$p/ana_groups/1/ana_state"

@@ -112,7 +112,7 @@ for _ in $(seq 1 300); do
 done
 port_free "$pb" && die "target VM did not open the wire sockets in 60 s"
 
-"$REPO/tests/vm/run-vm.sh" --kver "$kver" --timeout "$timeout_s" --mem 2048 --smp 1 \
+"$REPO/tests/vm/run-vm.sh" --kver "$kver" --timeout "$timeout_s" --mem 2048 --smp 2 \
 	--out "$out" "${hargs[@]}" "${verbose[@]}" -- "$REPO/tests/rig/guest-host.sh" &
 hpid=$!
 

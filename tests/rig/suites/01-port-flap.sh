@@ -2,7 +2,9 @@
 # Rig: the target disables its port (nvmet drops the controller) and re-enables
 # it within a few reconnect_delay periods, while fio writes and then verifies.
 # I/O must resume on the reconnected controller, no write may fail, and every
-# acknowledged write must read back intact.
+# acknowledged write must read back intact. Meanwhile the target lowers the
+# subsystem's queue limit (attr_qid_max): the reconnect renegotiates the
+# I/O queue count.
 set -uo pipefail
 # shellcheck source-path=SCRIPTDIR source=../../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
@@ -16,11 +18,14 @@ ctrl=$(rig_connect A "reconnect_delay=1,ctrl_loss_tmo=60") || bail "connect path
 dev=$(wait_ns_dev "$ctrl" 30) || bail "no namespace on $ctrl"
 ok "connected $ctrl ($dev) over path A"
 rec0=$(rnvme_stat "$ctrl" reconnects)
+qc0=$(ctrl_attr "$ctrl" queue_count)
+echo "# queue_count before (admin + I/O queues): $qc0"
 
 fio_verify_start "$dev" 64M /tmp/fio-flap.json
 sleep 2
 t_off=$(now_ns)
 rig_t rt_port_off 1 >/dev/null || not_ok "target port 1 disabled"
+rig_t "echo 1 > \$SUB/attr_qid_max" >/dev/null || not_ok "target subsystem limited to 1 I/O queue"
 if wait_for 20 ctrl_not "$ctrl" live; then
 	ok "controller left 'live' $WAIT_ELAPSED s after the port went away ($(ctrl_state "$ctrl"))"
 else
@@ -36,6 +41,14 @@ else
 	not_ok "controller live again within 30 s of the port coming back" "state $(ctrl_state "$ctrl")"
 fi
 echo "# reconnect attempts $(rnvme_stat "$ctrl" reconnect_attempts), last error: $(rnvme_stat "$ctrl" last_error)"
+qc1=$(ctrl_attr "$ctrl" queue_count)
+if [ "${qc0:-0}" -gt 2 ] && [ "$qc1" = 2 ]; then
+	ok "reconnect renegotiated the queue count: $qc0 -> $qc1 (target attr_qid_max=1)"
+elif [ "${qc0:-0}" -le 2 ]; then
+	tap_skip "host guest has one CPU: only one I/O queue to begin with" "queue count renegotiated"
+else
+	not_ok "reconnect renegotiated the queue count" "before $qc0, after $qc1"
+fi
 rec1=$(rnvme_stat "$ctrl" reconnects)
 if [ -n "$rec0" ] && [ -n "$rec1" ] && [ "$rec1" -gt "$rec0" ]; then
 	ok "sysfs reconnects counter went $rec0 -> $rec1"
