@@ -11,6 +11,9 @@
 #   make demo       build, boot a VM, connect a Soft-RoCE target, do I/O
 #   make bench      fio: rnvme vs in-tree nvme_rdma and nvme_tcp, ratio table
 #   make checkpatch run the kernel's checkpatch on the module sources
+#   make debug-kernel  build (or reuse) the KASAN/lockdep/kmemleak 6.12 test
+#                   kernel (tests/debug-kernel/build.sh, cached under
+#                   /var/cache/rnvme/debug-kernel) and rnvme.ko for it
 #   make install    install rnvme.ko (into /lib/modules/KVER/updates) and the tool
 #   make clean
 
@@ -20,7 +23,7 @@ BUILD ?= $(CURDIR)/build/$(KVER)
 TOOL_BUILD ?= $(CURDIR)/build/tools
 export KSRC
 
-.PHONY: all module tool check demo bench checkpatch install install-module install-tool clean
+.PHONY: all module tool check demo bench checkpatch install install-module install-tool clean debug-kernel
 
 all: module tool
 
@@ -53,6 +56,13 @@ demo:
 
 bench:
 	tests/bench.sh
+
+# The debug kernel's build tree is KDIR, its extracted source KSRC.
+debug-kernel:
+	@dir=$$(tests/debug-kernel/build.sh | tail -n 1) && \
+	$(MAKE) --no-print-directory module KVER=$$(cat $$dir/kernel.release) \
+		KDIR=$$dir/build KSRC=$$dir/src && \
+	echo "debug kernel: $$dir (run: tests/run-all.sh --kernel-dir $$dir)"
 
 checkpatch:
 	tools/kbuild/checkpatch.sh drivers/rnvme/*.[ch] drivers/rnvme/tests/*.[ch] include/rnvme/*.h
