@@ -73,7 +73,10 @@ worker() {
 		mode=$(((cyc + id) % 4))
 		cyc=$((cyc + 1))
 		if [ "$mode" = 2 ]; then
-			# delete while the connect is in progress
+			# delete while the connect is in progress: nvme-core answers EBUSY
+			# until the controller has started once; "landed" counts deletes
+			# that succeeded while the writing process was still alive (the
+			# kernel's create may already have returned by then)
 			during=$((during + 1))
 			nvmf_write "$opts" 90 > "$work/r$id" &
 			p=$!
