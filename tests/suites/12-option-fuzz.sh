@@ -7,7 +7,7 @@
 # keys, oversized writes) and FUZZ_CASES strings generated from valid ones by a
 # seeded mutator (truncation, byte flips, duplicated/dropped/re-keyed fields,
 # hostile values). Every write is bounded by a timeout; one that is accepted
-# must give a controller that deletes cleanly; one that fails must leave no
+# must give a controller with I/O queues that deletes cleanly; one that fails must leave no
 # controller. Afterwards: module refcount and controller count at baseline,
 # memory within a bound, a normal connect still works, rmmod works.
 set -uo pipefail
@@ -83,7 +83,7 @@ refcnt_is_base() { [ "$(refcnt)" = "$BASE_REF" ]; }
 # KIND "dd" writes OPTS (not %b-expanded) with dd in one write (oversized cases).
 CLASS='' PROBLEM='' CASE_S=0
 run_case() {
-	local kind=$1 expect=$2 opts=$3 out rc=0 t inst c r
+	local kind=$1 expect=$2 opts=$3 out rc=0 t inst c r qc
 	PROBLEM=
 	t=$(now_ns)
 	if [ "$kind" = dd ]; then
@@ -108,6 +108,10 @@ run_case() {
 	elif [ "$CLASS" = OK ] && [[ $out == instance=* ]]; then
 		inst=${out#instance=}
 		c=nvme${inst%%,*}
+		# an accepted I/O controller must have I/O queues (none of the cases
+		# names the discovery subsystem)
+		read -r qc 2>/dev/null < "/sys/class/nvme/$c/queue_count" || qc='?'
+		[ "$qc" != "?" ] && [ "$qc" -ge 2 ] || PROBLEM="$PROBLEM; accepted controller $c has queue_count=$qc (no I/O queues)"
 		if ! timeout 60 sh -c "echo 1 > /sys/class/nvme/$c/delete_controller" 2>/dev/null ||
 		   ! wait_for 30 test ! -e "/sys/class/nvme/$c"; then
 			PROBLEM="$PROBLEM; accepted controller $c did not delete cleanly"
