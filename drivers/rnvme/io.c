@@ -4,14 +4,9 @@
  * completion handling, timeouts and polling.
  *
  * A command is a SEND of its SQE (plus in-capsule data), optionally
- * preceded by a REG_MR.  The SQE is copied into a slot of the queue's send
- * ring, which stays DMA-mapped for the association; only one SEND in
- * RNVME_SEND_SIGNAL_INTERVAL asks for a completion, and that completion
- * retires the slots of all SENDs before it.  A command ends on its response
- * (or, for an MR the target did not invalidate, on our LOCAL_INV
- * completion); one that carries in-capsule data also waits for its own
- * signalled SEND, since a retransmission may read the data until then.
- * req->ref counts these down.
+ * preceded by a REG_MR.  It ends when both the SEND completion and the
+ * response (or, for an MR the target did not invalidate, our LOCAL_INV
+ * completion) have arrived: req->ref counts them down from 2.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -60,6 +55,8 @@ static void rnvme_complete_rq(struct request *rq)
 	struct rnvme_queue *queue = req->queue;
 
 	rnvme_unmap_data(queue, rq);
+	ib_dma_unmap_single(queue->dev->ibdev, req->sqe.dma,
+			    sizeof(struct nvme_command), DMA_TO_DEVICE);
 	nvme_complete_rq(rq);
 }
 
@@ -72,117 +69,18 @@ void rnvme_end_request(struct rnvme_request *req)
 		rnvme_complete_rq(rq);
 }
 
-/* SENDs before sequence number @end are retired: their slots are free. */
-static void rnvme_retire_sends(struct rnvme_queue *queue, u32 end)
-{
-	u32 old = READ_ONCE(queue->send_tail);
-
-	/* only forward, whatever the order of racing updates */
-	do {
-		if ((s32)(end - old) <= 0)
-			return;
-	} while (!try_cmpxchg(&queue->send_tail, &old, end));
-}
-
 static void rnvme_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rnvme_send_slot *slot =
-		container_of(wc->wr_cqe, struct rnvme_send_slot, cqe);
-	struct rnvme_queue *queue = wc->qp->qp_context;
-	struct rnvme_request *req;
+	struct rnvme_qe *qe = container_of(wc->wr_cqe, struct rnvme_qe, cqe);
+	struct rnvme_request *req =
+		container_of(qe, struct rnvme_request, sqe);
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		rnvme_wr_error(cq, wc, "SEND");
 		return;
 	}
-	/* read the slot before retiring it: then it may be reused at once */
-	req = slot->req;
-	rnvme_retire_sends(queue, slot->seq + 1);
-	if (req && refcount_dec_and_test(&req->ref))
+	if (refcount_dec_and_test(&req->ref))
 		rnvme_end_request(req);
-}
-
-/**
- * rnvme_post_cmd - send a request's command through the send ring
- * @queue: the queue
- * @req:   the request; req->sge[1..] describe in-capsule data, if any
- * @first: a WR to chain before the SEND (REG_MR), or NULL
- *
- * Return: 0, -EAGAIN when every slot waits for retirement, or the
- * ib_post_send() error.
- */
-static int rnvme_post_cmd(struct rnvme_queue *queue, struct rnvme_request *req,
-			  struct ib_send_wr *first)
-{
-	struct ib_device *ibdev = queue->dev->ibdev;
-	bool wait = req->num_sge > 1;
-	struct rnvme_send_slot *slot;
-	struct ib_send_wr wr;
-	unsigned long flags;
-	u32 seq, idx, used;
-	u64 dma;
-	int ret;
-
-	spin_lock_irqsave(&queue->send_lock, flags);
-	seq = queue->send_head;
-	/*
-	 * Pairs with the cmpxchg in rnvme_retire_sends(): the completion's
-	 * read of a slot happens before we overwrite it.
-	 */
-	used = seq - smp_load_acquire(&queue->send_tail);
-	if (unlikely(used >= queue->send_ring_size)) {
-		ret = -EAGAIN;
-		goto out_unlock;
-	}
-	idx = seq & (queue->send_ring_size - 1);
-	dma = queue->send_ring_dma + idx * sizeof(struct nvme_command);
-
-	ib_dma_sync_single_for_cpu(ibdev, dma, sizeof(struct nvme_command),
-				   DMA_TO_DEVICE);
-	memcpy(&queue->send_ring[idx], &req->cmd, sizeof(struct nvme_command));
-	ib_dma_sync_single_for_device(ibdev, dma, sizeof(struct nvme_command),
-				      DMA_TO_DEVICE);
-
-	slot = &queue->send_slots[idx];
-	slot->cqe.done = rnvme_send_done;
-	slot->seq = seq;
-	slot->req = wait ? req : NULL;
-
-	req->sge[0].addr = dma;
-	req->sge[0].length = sizeof(struct nvme_command);
-	req->sge[0].lkey = queue->dev->pd->local_dma_lkey;
-
-	wr.next = NULL;
-	wr.wr_cqe = &slot->cqe;
-	wr.sg_list = req->sge;
-	wr.num_sge = req->num_sge;
-	wr.opcode = IB_WR_SEND;
-	/*
-	 * Signal at the end of each interval, when the ring would otherwise
-	 * fill up (so a full ring always has a completion coming), and for
-	 * in-capsule data, which its request waits for.
-	 */
-	wr.send_flags = 0;
-	if (wait || !((seq + 1) & (RNVME_SEND_SIGNAL_INTERVAL - 1)) ||
-	    used + 1 == queue->send_ring_size)
-		wr.send_flags = IB_SEND_SIGNALED;
-
-	if (first)
-		first->next = &wr;
-	else
-		first = &wr;
-
-	ret = ib_post_send(queue->qp, first, NULL);
-	if (likely(!ret))
-		queue->send_head = seq + 1;
-
-out_unlock:
-	spin_unlock_irqrestore(&queue->send_lock, flags);
-	if (unlikely(ret && ret != -EAGAIN))
-		dev_err_ratelimited(queue->ctrl->ctrl.device,
-				    "queue %d: posting SEND failed (%d)\n",
-				    rnvme_queue_idx(queue), ret);
-	return ret;
 }
 
 static void rnvme_async_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -363,13 +261,26 @@ static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	int qid = set == &ctrl->tag_set ? hctx_idx + 1 : 0;
 
 	nvme_req(rq)->ctrl = &ctrl->ctrl;
-	req->queue = &ctrl->queues[qid];
 	/*
-	 * The command is copied into the send ring of whatever association
-	 * (and RDMA device) carries it, so it needs no DMA mapping here.
+	 * The SQE buffer lives as long as the tag set; it is DMA-mapped per
+	 * command, so it follows the controller across reconnects even when
+	 * the new association lands on another RDMA device.
 	 */
-	nvme_req(rq)->cmd = &req->cmd;
+	req->sqe.data = kzalloc_node(sizeof(struct nvme_command), GFP_KERNEL,
+				     numa_node);
+	if (!req->sqe.data)
+		return -ENOMEM;
+	req->queue = &ctrl->queues[qid];
+	nvme_req(rq)->cmd = req->sqe.data;
 	return 0;
+}
+
+static void rnvme_exit_request(struct blk_mq_tag_set *set, struct request *rq,
+			       unsigned int hctx_idx)
+{
+	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+
+	kfree(req->sqe.data);
 }
 
 static int rnvme_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
@@ -397,8 +308,10 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct rnvme_queue *queue = hctx->driver_data;
 	struct request *rq = bd->rq;
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
-	struct nvme_command *c = &req->cmd;
+	struct rnvme_qe *sqe = &req->sqe;
+	struct nvme_command *c = nvme_req(rq)->cmd;
 	bool ready = test_bit(RNVME_Q_LIVE, &queue->flags);
+	struct ib_device *ibdev;
 	blk_status_t ret;
 	int err;
 
@@ -407,9 +320,19 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (!nvme_check_ready(&queue->ctrl->ctrl, rq, ready))
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
 
+	ibdev = queue->dev->ibdev;
+	sqe->dma = ib_dma_map_single(ibdev, sqe->data,
+				     sizeof(struct nvme_command),
+				     DMA_TO_DEVICE);
+	if (unlikely(ib_dma_mapping_error(ibdev, sqe->dma)))
+		return BLK_STS_RESOURCE;
+
+	ib_dma_sync_single_for_cpu(ibdev, sqe->dma,
+				   sizeof(struct nvme_command), DMA_TO_DEVICE);
+
 	ret = nvme_setup_cmd(ns, rq);
 	if (ret)
-		return ret;
+		goto out_unmap_sqe;
 
 	nvme_start_request(rq);
 
@@ -421,10 +344,14 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 		goto out_fail;
 	}
 
-	/* the response, and the SEND itself when it carries data */
-	refcount_set(&req->ref, req->num_sge > 1 ? 2 : 1);
+	sqe->cqe.done = rnvme_send_done;
 
-	err = rnvme_post_cmd(queue, req, req->mr ? &req->reg_wr.wr : NULL);
+	ib_dma_sync_single_for_device(ibdev, sqe->dma,
+				      sizeof(struct nvme_command),
+				      DMA_TO_DEVICE);
+
+	err = rnvme_post_send(queue, sqe, req->sge, req->num_sge,
+			      req->mr ? &req->reg_wr.wr : NULL);
 	if (unlikely(err))
 		goto out_unmap_data;
 
@@ -433,6 +360,8 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 out_unmap_data:
 	rnvme_unmap_data(queue, rq);
 out_fail:
+	ib_dma_unmap_single(ibdev, sqe->dma, sizeof(struct nvme_command),
+			    DMA_TO_DEVICE);
 	/* a path error completes the request (and cleans the command up) */
 	if (err == -EIO)
 		return nvme_host_path_error(rq);
@@ -440,17 +369,18 @@ out_fail:
 	if (err == -ENOMEM || err == -EAGAIN)
 		return BLK_STS_RESOURCE;
 	return BLK_STS_IOERR;
+
+out_unmap_sqe:
+	ib_dma_unmap_single(ibdev, sqe->dma, sizeof(struct nvme_command),
+			    DMA_TO_DEVICE);
+	return ret;
 }
 
 static int rnvme_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 {
 	struct rnvme_queue *queue = hctx->driver_data;
-	int found;
 
-	spin_lock(&queue->poll_lock);
-	found = ib_process_cq_direct(queue->ib_cq, -1);
-	spin_unlock(&queue->poll_lock);
-	return found;
+	return ib_process_cq_direct(queue->ib_cq, -1);
 }
 
 
@@ -489,7 +419,7 @@ static enum blk_eh_timer_return rnvme_timeout(struct request *rq)
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 	struct rnvme_queue *queue = req->queue;
 	struct rnvme_ctrl *ctrl = queue->ctrl;
-	struct nvme_command *cmd = &req->cmd;
+	struct nvme_command *cmd = req->sqe.data;
 
 	dev_warn(ctrl->ctrl.device,
 		 "queue %d: command %#x (opcode %#x, tag %d) timed out\n",
@@ -518,6 +448,7 @@ const struct blk_mq_ops rnvme_mq_ops = {
 	.queue_rq	= rnvme_queue_rq,
 	.complete	= rnvme_complete_rq,
 	.init_request	= rnvme_init_request,
+	.exit_request	= rnvme_exit_request,
 	.init_hctx	= rnvme_init_hctx,
 	.timeout	= rnvme_timeout,
 	.map_queues	= rnvme_map_queues,
@@ -528,6 +459,7 @@ const struct blk_mq_ops rnvme_admin_mq_ops = {
 	.queue_rq	= rnvme_queue_rq,
 	.complete	= rnvme_complete_rq,
 	.init_request	= rnvme_init_request,
+	.exit_request	= rnvme_exit_request,
 	.init_hctx	= rnvme_init_admin_hctx,
 	.timeout	= rnvme_timeout,
 };

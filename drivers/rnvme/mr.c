@@ -104,8 +104,9 @@ int rnvme_map_data(struct rnvme_queue *queue, struct request *rq,
 	struct ib_device *ibdev = dev->ibdev;
 	int count, ret;
 
-	/* sge[0] is the SQE's slot in the send ring, filled when posting */
 	req->num_sge = 1;
+	/* the request ends after its send completion and its response */
+	refcount_set(&req->ref, 2);
 	c->common.flags |= NVME_CMD_SGL_METABUF;
 
 	if (!blk_rq_nr_phys_segments(rq)) {

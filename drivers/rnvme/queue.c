@@ -8,32 +8,17 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
-#include <linux/log2.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/mr_pool.h>
 #include "rnvme.h"
 
 /*
- * Send ring slots: every command in flight, plus SENDs whose command has
- * ended but which no signalled completion has retired yet (at most one
- * signalling interval, and the ring signals before it would run full).
+ * Send queue entries per command: REG_MR + SEND + LOCAL_INV.  The CQ also
+ * takes one receive completion per command.
  */
-static u32 rnvme_send_ring_size(int queue_size)
-{
-	return roundup_pow_of_two(queue_size + 2 * RNVME_SEND_SIGNAL_INTERVAL);
-}
-
-/*
- * Send queue entries: an unsignalled WR keeps its entry until a later
- * signalled one completes, so every ring slot may hold a SEND and the
- * REG_MR chained before it; then one LOCAL_INV per command, the AEN's SEND
- * and the drain WR.
- */
-static u32 rnvme_max_send_wr(struct rnvme_queue *queue)
-{
-	return 2 * queue->send_ring_size + queue->queue_size + 2;
-}
+#define RNVME_SEND_WR_FACTOR	3
+#define RNVME_CQ_FACTOR		(RNVME_SEND_WR_FACTOR + 1)
 
 int rnvme_alloc_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
 		   enum dma_data_direction dir)
@@ -91,54 +76,6 @@ out_free_ring:
 	return NULL;
 }
 
-static void rnvme_free_send_ring(struct rnvme_queue *queue,
-				 struct ib_device *ibdev)
-{
-	ib_dma_unmap_single(ibdev, queue->send_ring_dma,
-			    queue->send_ring_size * sizeof(*queue->send_ring),
-			    DMA_TO_DEVICE);
-	kfree(queue->send_ring);
-	queue->send_ring = NULL;
-	kfree(queue->send_slots);
-	queue->send_slots = NULL;
-}
-
-/*
- * The ring is mapped on the device of this association, so a reconnect
- * onto another device maps a new one; commands never hold a mapping.
- */
-static int rnvme_alloc_send_ring(struct rnvme_queue *queue,
-				 struct ib_device *ibdev)
-{
-	size_t len = queue->send_ring_size * sizeof(*queue->send_ring);
-
-	queue->send_slots = kcalloc(queue->send_ring_size,
-				    sizeof(*queue->send_slots), GFP_KERNEL);
-	if (!queue->send_slots)
-		return -ENOMEM;
-
-	queue->send_ring = kzalloc(len, GFP_KERNEL);
-	if (!queue->send_ring)
-		goto out_free_slots;
-
-	queue->send_ring_dma = ib_dma_map_single(ibdev, queue->send_ring, len,
-						 DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(ibdev, queue->send_ring_dma))
-		goto out_free_ring;
-
-	queue->send_head = 0;
-	queue->send_tail = 0;
-	return 0;
-
-out_free_ring:
-	kfree(queue->send_ring);
-	queue->send_ring = NULL;
-out_free_slots:
-	kfree(queue->send_slots);
-	queue->send_slots = NULL;
-	return -ENOMEM;
-}
-
 u32 rnvme_max_fr_pages(struct ib_device *ibdev)
 {
 	return rnvme_max_fr_pages_for(ibdev->attrs.max_fast_reg_page_list_len);
@@ -156,8 +93,8 @@ static int rnvme_create_qp(struct rnvme_queue *queue)
 
 	attr.event_handler = rnvme_qp_event;
 	attr.qp_context = queue;
-	attr.cap.max_send_wr = rnvme_max_send_wr(queue);
 	/* +1 for the drain work request */
+	attr.cap.max_send_wr = RNVME_SEND_WR_FACTOR * queue->queue_size + 1;
 	attr.cap.max_recv_wr = queue->queue_size + 1;
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_send_sge = 1 + queue->dev->inline_segments;
@@ -179,8 +116,7 @@ static int rnvme_create_cq(struct rnvme_queue *queue, struct ib_device *ibdev)
 	/* spread I/O queues over the completion vectors; admin on vector 0 */
 	int comp_vector = (idx ? idx - 1 : 0) % ibdev->num_comp_vectors;
 
-	/* a flush completes every WR, signalled or not */
-	queue->cq_size = rnvme_max_send_wr(queue) + queue->queue_size + 1;
+	queue->cq_size = RNVME_CQ_FACTOR * queue->queue_size + 1;
 	if (queue->poll)
 		queue->ib_cq = ib_alloc_cq(ibdev, queue, queue->cq_size,
 					   comp_vector, IB_POLL_DIRECT);
@@ -222,13 +158,9 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 		return -ECONNREFUSED;
 	ibdev = queue->dev->ibdev;
 
-	ret = rnvme_alloc_send_ring(queue, ibdev);
-	if (ret)
-		goto out_put_dev;
-
 	ret = rnvme_create_cq(queue, ibdev);
 	if (ret)
-		goto out_free_send_ring;
+		goto out_put_dev;
 
 	ret = rnvme_create_qp(queue);
 	if (ret)
@@ -267,8 +199,6 @@ out_destroy_qp:
 	queue->qp = NULL;
 out_destroy_cq:
 	rnvme_destroy_cq(queue);
-out_free_send_ring:
-	rnvme_free_send_ring(queue, ibdev);
 out_put_dev:
 	rnvme_device_put(queue->dev);
 	return ret;
@@ -290,7 +220,6 @@ void rnvme_destroy_queue_ib(struct rnvme_queue *queue)
 	rnvme_free_ring(ibdev, queue->rsp_ring, queue->queue_size,
 			sizeof(struct nvme_completion), DMA_FROM_DEVICE);
 	queue->rsp_ring = NULL;
-	rnvme_free_send_ring(queue, ibdev);
 	rnvme_device_put(queue->dev);
 }
 
@@ -328,9 +257,6 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 	queue->ctrl = ctrl;
 	queue->queue_size = queue_size;
 	queue->poll = rnvme_is_poll_queue(ctrl->io_queues, idx);
-	spin_lock_init(&queue->send_lock);
-	spin_lock_init(&queue->poll_lock);
-	queue->send_ring_size = rnvme_send_ring_size(queue_size);
 	/* I/O capsules may carry data; the admin queue's never do */
 	queue->capsule_len = idx ? ctrl->ctrl.ioccsz * 16 :
 				   sizeof(struct nvme_command);

@@ -43,13 +43,6 @@
 /* Largest SGE count used for in-capsule data (plus one for the SQE). */
 #define RNVME_MAX_INLINE_SEGMENTS	4
 
-/*
- * One SEND in this many asks for a completion (power of two).  A signalled
- * completion retires every SEND posted before it, which is when their SQE
- * slots may be written again; commands themselves end on their response.
- */
-#define RNVME_SEND_SIGNAL_INTERVAL	16
-
 /**
  * struct rnvme_qe - a DMA-mapped buffer posted to the QP
  * @data: kernel virtual address of the buffer
@@ -79,19 +72,6 @@ struct rnvme_device {
 	unsigned int		inline_segments;
 };
 
-/**
- * struct rnvme_send_slot - one entry of a queue's send ring
- * @cqe: completion context of the SEND that carried the slot
- * @seq: send sequence number of that SEND
- * @req: the request waiting for this SEND's completion (its in-capsule
- *       data pages must stay mapped until then), or NULL
- */
-struct rnvme_send_slot {
-	struct ib_cqe		cqe;
-	u32			seq;
-	struct rnvme_request	*req;
-};
-
 /* Queue state bits; every stop/free step tests-and-clears its own bit. */
 enum rnvme_queue_flags {
 	RNVME_Q_ALLOCATED	= 0,	/* CM id exists */
@@ -115,19 +95,6 @@ enum rnvme_queue_flags {
  * @cm_done:    completed when the handshake ends either way
  * @queue_lock: serializes stop against concurrent stops
  * @poll:       completions are reaped by blk-mq polling (no interrupts)
- * @send_ring:  SQE copies as sent, DMA-mapped once per association on its
- *              device; a slot is reused only after its SEND is retired
- * @send_ring_dma: DMA address of @send_ring
- * @send_slots: per-slot completion state
- * @send_ring_size: slots in the ring (power of two)
- * @send_lock:  serializes slot allocation with posting, so that the send
- *              queue holds SENDs in sequence order
- * @send_head:  sequence number of the next SEND (under @send_lock)
- * @send_tail:  SENDs before this sequence number are retired; only grows,
- *              updated without a lock from completion context
- * @poll_lock:  one poller at a time on a poll queue's CQ, so completions
- *              are handled in order (a slot's completion is seen before a
- *              later one retires and frees it)
  */
 struct rnvme_queue {
 	struct rnvme_qe		*rsp_ring;
@@ -144,27 +111,17 @@ struct rnvme_queue {
 	struct completion	cm_done;
 	struct mutex		queue_lock;
 	bool			poll;
-	struct nvme_command	*send_ring;
-	u64			send_ring_dma;
-	struct rnvme_send_slot	*send_slots;
-	u32			send_ring_size;
-	spinlock_t		send_lock;
-	u32			send_head;
-	u32			send_tail;
-	spinlock_t		poll_lock;
 };
 
 /**
  * struct rnvme_request - per-request transport state (blk-mq PDU)
  * @nreq:     nvme-core's part; must come first (nvme_req())
  * @mr:       fast-registration MR mapping the data, or NULL
- * @cmd:      the command as built by nvme-core; copied into the queue's
- *            send ring when posted, so it is never DMA-mapped itself
+ * @sqe:      the command capsule's SQE buffer
  * @result:   completion result, copied from the CQE
  * @status:   completion status, copied from the CQE
- * @ref:      completions still outstanding before the request may end:
- *            the response (or our invalidation), plus the SEND when it
- *            carries in-capsule data
+ * @ref:      completions still outstanding (send, and response or
+ *            invalidation) before the request may end
  * @sge:      SGEs of the SEND: the SQE, then in-capsule data
  * @num_sge:  used entries of @sge
  * @reg_wr:   the REG_MR work request chained before the SEND
@@ -177,7 +134,7 @@ struct rnvme_queue {
 struct rnvme_request {
 	struct nvme_request	nreq;
 	struct ib_mr		*mr;
-	struct nvme_command	cmd;
+	struct rnvme_qe		sqe;
 	union nvme_result	result;
 	__le16			status;
 	refcount_t		ref;
