@@ -266,6 +266,10 @@ fx_sanitizer_gate() {
 		grep -E -B 2 -A 30 "$FX_SANITIZER_BAD" | head -n 150 || true)
 	if [ -z "$bad" ] && [ -z "$leaks" ]; then
 		echo "ok - $name: sanitizer gate clean (KASAN, lockdep, kmemleak, hung task, soft lockup; $(secs_since "$t") s)"
+		# lockdep switches itself off after its first report (or a KASAN one)
+		if grep -qE '^ *debug_locks: +0' /proc/lockdep_stats 2>/dev/null; then
+			echo "# note: lockdep is off since an earlier report in this boot: $name was not lock-checked"
+		fi
 		return 0
 	fi
 	echo "not ok - $name: sanitizer gate (KASAN, lockdep, kmemleak, hung task, soft lockup)"
