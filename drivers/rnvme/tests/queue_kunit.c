@@ -126,6 +126,52 @@ static void rnvme_queue_map_none_granted(struct kunit *test)
 	check_split(test, c, ARRAY_SIZE(c));
 }
 
+/*
+ * ctrl->queues holds 1 + the queues asked for: the split must never hand out
+ * more than were granted, nor more than CPUs per map, whatever the options
+ * (nvme-fabrics takes any positive int for nr_write/nr_poll_queues).
+ */
+static void rnvme_queue_map_bounded(struct kunit *test)
+{
+	static const u32 wants[] = { 0, 1, 3, 8, INT_MAX, U32_MAX };
+	static const u32 cpus[] = { 1, 2, 4, 64 };
+	static const u32 granted[] = { 0, 1, 2, 5, 200, U32_MAX };
+	const size_t nw = ARRAY_SIZE(wants);
+	struct rnvme_queue_want w;
+	u32 q[HCTX_MAX_TYPES], sum, want_sum, bad = 0;
+	size_t i, d, g;
+
+	/* every combination of the three counts and the CPUs */
+	for (i = 0; i < nw * nw * nw * ARRAY_SIZE(cpus); i++) {
+		w.nr_io = wants[i % nw];
+		w.nr_write = wants[i / nw % nw];
+		w.nr_poll = wants[i / (nw * nw) % nw];
+		d = i / (nw * nw * nw);
+		want_sum = rnvme_io_queues_wanted(&w, cpus[d]);
+		/* never more than one map's worth of CPUs each: no wrap */
+		if (want_sum > 3 * cpus[d]) {
+			KUNIT_FAIL(test, "wanted %u for %u/%u/%u on %u cpus", want_sum,
+				   w.nr_io, w.nr_write, w.nr_poll, cpus[d]);
+			bad++;
+		}
+		for (g = 0; g < ARRAY_SIZE(granted); g++) {
+			rnvme_split_io_queues(&w, cpus[d], granted[g], q);
+			sum = q[HCTX_TYPE_DEFAULT] + q[HCTX_TYPE_READ] +
+			      q[HCTX_TYPE_POLL];
+			if (sum > granted[g] || q[HCTX_TYPE_DEFAULT] > cpus[d] ||
+			    q[HCTX_TYPE_READ] > cpus[d] ||
+			    q[HCTX_TYPE_POLL] > cpus[d] ||
+			    (granted[g] && !q[HCTX_TYPE_DEFAULT])) {
+				KUNIT_FAIL(test, "%u/%u/%u on %u cpus, %u granted: %u/%u/%u",
+					   w.nr_io, w.nr_write, w.nr_poll, cpus[d],
+					   granted[g], q[0], q[1], q[2]);
+				bad++;
+			}
+		}
+	}
+	KUNIT_EXPECT_EQ(test, bad, 0U);
+}
+
 /* qids 1..n: default queues, then read, then poll */
 static void rnvme_queue_map_is_poll(struct kunit *test)
 {
@@ -162,6 +208,7 @@ static struct kunit_case rnvme_queue_map_cases[] = {
 	KUNIT_CASE(rnvme_queue_map_poll),
 	KUNIT_CASE(rnvme_queue_map_poll_only),
 	KUNIT_CASE(rnvme_queue_map_none_granted),
+	KUNIT_CASE(rnvme_queue_map_bounded),
 	KUNIT_CASE(rnvme_queue_map_is_poll),
 	{}
 };
