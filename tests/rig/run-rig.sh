@@ -45,17 +45,15 @@ mkdir -p "$rig/cmd" "$rig/qemu" "$out/target"
 sockdir=$(mktemp -d /tmp/rnvme-rig.XXXXXX)
 
 # One lock for both guests: the rig is one VM workload.
-exec 9>/tmp/rnvme-vm.lock
-if ! flock -n 9; then
-	log "waiting for another VM run to finish (lock /tmp/rnvme-vm.lock) ..."
-	flock 9
-fi
+# shellcheck source-path=SCRIPTDIR source=../vm/vm-lock.sh
+. "$REPO/tests/vm/vm-lock.sh"
+vm_lock_acquire 9
 export RNVME_VM_LOCK_HELD=1
 
 port_free() { ! ss -Hltn "sport = :$1" | grep -q .; }
 pick_port() {
-	local p i
-	for i in $(seq 1 50); do
+	local p
+	for _ in $(seq 1 50); do
 		p=$((20000 + (RANDOM % 20000)))
 		port_free "$p" && [ "$p" != "${1:-}" ] && { echo "$p"; return 0; }
 	done

@@ -20,7 +20,6 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 VMDIR=$REPO/tests/vm
-LOCK=/tmp/rnvme-vm.lock
 
 kver=
 kdir=
@@ -97,12 +96,11 @@ out=$(realpath -e "$out")
 case "$out" in /) die "--out must not be /" ;; esac
 
 # ---------------------------------------------------------------- lock
-exec 9>"$LOCK"
-if [ "${RNVME_VM_LOCK_HELD:-0}" = 1 ]; then
-	: # the caller (tests/rig/run-rig.sh) holds it for both of its guests
-elif ! flock -n 9; then
-	echo "run-vm: waiting for another VM run to finish (lock $LOCK) ..." >&2
-	flock 9
+if [ "${RNVME_VM_LOCK_HELD:-0}" != 1 ]; then
+	# (otherwise the caller, tests/rig/run-rig.sh, holds it for both of its guests)
+	# shellcheck source-path=SCRIPTDIR source=vm-lock.sh
+	. "$VMDIR/vm-lock.sh"
+	vm_lock_acquire 9
 fi
 
 # ---------------------------------------------------------------- initramfs
