@@ -26,7 +26,9 @@ vm_lock_acquire() {
 			head=$t
 			break
 		done
-		if [ "$head" = "$me" ] && flock -n "$fd"; then
+		if [ "$head" = "$me" ]; then
+			# first in line: wait in the kernel's queue (like callers of plain flock)
+			flock "$fd"
 			rm -f "$me"
 			return 0
 		fi
