@@ -390,13 +390,20 @@ static void rnvme_reconnect_or_remove(struct rnvme_ctrl *ctrl, int status)
 					    backoff_max, jitter,
 					    get_random_u32());
 	again = rnvme_should_reconnect(&ctrl->ctrl, status);
+	elapsed_ms = jiffies_to_msecs(jiffies - ctrl->stats.outage_start);
 	if (again && (backoff_max > opts->reconnect_delay || jitter)) {
 		/* delays vary: keep ctrl_loss_tmo a time limit, not a count */
-		elapsed_ms = jiffies_to_msecs(jiffies - ctrl->stats.outage_start);
-		again = opts->max_reconnects < 0 ||
-			rnvme_within_loss_tmo(opts->max_reconnects,
+		again = rnvme_within_loss_tmo(opts->max_reconnects,
 					      opts->reconnect_delay,
 					      elapsed_ms, delay_ms);
+	} else if (again) {
+		/*
+		 * Attempts against a silent target each take a CM timeout:
+		 * counting them alone would stretch ctrl_loss_tmo manyfold.
+		 */
+		again = rnvme_within_loss_tmo(opts->max_reconnects,
+					      opts->reconnect_delay,
+					      elapsed_ms, 0);
 	}
 
 	if (again) {
@@ -425,9 +432,13 @@ static void rnvme_reconnect_work(struct work_struct *work)
 	atomic_inc(&ctrl->stats.reconnect_attempts);
 	WRITE_ONCE(ctrl->stats.next_reconnect, 0);
 
+	ctrl->cm_wait_ms = rnvme_reconnect_cm_wait_ms(ctrl->ctrl.opts->max_reconnects,
+				ctrl->ctrl.opts->reconnect_delay,
+				jiffies_to_msecs(jiffies - ctrl->stats.outage_start));
 	ret = rnvme_release_deferred_queues(ctrl);
 	if (!ret)
 		ret = rnvme_setup_ctrl(ctrl, false);
+	ctrl->cm_wait_ms = 0;
 	if (ret) {
 		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed (%d)\n",
 			 ctrl->ctrl.nr_reconnects, ret);

@@ -305,6 +305,31 @@ bool rnvme_within_loss_tmo(int max_reconnects, u32 reconnect_delay_s,
 EXPORT_SYMBOL_IF_KUNIT(rnvme_within_loss_tmo);
 
 /**
+ * rnvme_reconnect_cm_wait_ms - how long one reconnect may wait for the CM
+ * @max_reconnects:    nvme-fabrics' ctrl_loss_tmo / reconnect_delay, or -1
+ * @reconnect_delay_s: reconnect_delay
+ * @elapsed_ms:        time since the association was lost
+ *
+ * A target that is gone leaves the CM retrying its REQ for about a minute;
+ * an attempt must not outlive ctrl_loss_tmo by that much. The wait is what
+ * is left of ctrl_loss_tmo, but at least RNVME_CM_WAIT_MIN_MS (a handshake
+ * needs a REQ retry or two to survive a lost packet) and at most
+ * RNVME_CM_WAIT_MAX_MS.
+ */
+u32 rnvme_reconnect_cm_wait_ms(int max_reconnects, u32 reconnect_delay_s,
+			       u32 elapsed_ms)
+{
+	u64 tmo_ms, left;
+
+	if (max_reconnects < 0)
+		return RNVME_CM_WAIT_MAX_MS;
+	tmo_ms = (u64)max_reconnects * reconnect_delay_s * MSEC_PER_SEC;
+	left = tmo_ms > elapsed_ms ? tmo_ms - elapsed_ms : 0;
+	return clamp_t(u64, left, RNVME_CM_WAIT_MIN_MS, RNVME_CM_WAIT_MAX_MS);
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_reconnect_cm_wait_ms);
+
+/**
  * rnvme_max_fr_pages_for - pages per fast-registration MR
  * @max_fast_reg_page_list_len: the device's limit
  */

@@ -56,6 +56,12 @@ int rnvme_parse_jitter(const char *val, u32 *pct);
 bool rnvme_within_loss_tmo(int max_reconnects, u32 reconnect_delay_s,
 			   u32 elapsed_ms, u32 next_delay_ms);
 
+/* Bounds of one CM handshake wait during reconnects, in ms. */
+#define RNVME_CM_WAIT_MIN_MS		5000
+#define RNVME_CM_WAIT_MAX_MS		60000
+u32 rnvme_reconnect_cm_wait_ms(int max_reconnects, u32 reconnect_delay_s,
+			       u32 elapsed_ms);
+
 u32 rnvme_max_fr_pages_for(u32 max_fast_reg_page_list_len);
 const char *rnvme_transport_name_error(const char *name);
 

@@ -227,8 +227,10 @@ static int rnvme_wait_for_cm(struct rnvme_queue *queue)
 {
 	long ret;
 
+	u32 wait_ms = queue->ctrl->cm_wait_ms ?: RNVME_CM_WAIT_SECS * MSEC_PER_SEC;
+
 	ret = wait_for_completion_interruptible_timeout(&queue->cm_done,
-			RNVME_CM_WAIT_SECS * HZ);
+			msecs_to_jiffies(wait_ms));
 	if (ret < 0)
 		return ret;
 	if (!ret)

@@ -208,6 +208,8 @@ struct rnvme_ctrl {
 	bool			use_inline_data;
 	/* error recovery kept the queues' CM ids: their RDMA port was down */
 	bool			cm_deferred;
+	/* bound of each queue's CM handshake in the current (re)connect */
+	u32			cm_wait_ms;
 	u32			io_queues[HCTX_MAX_TYPES];
 	char			rdma_dev_name[IB_DEVICE_NAME_MAX];
 	struct rnvme_stats	stats;

@@ -198,6 +198,25 @@ static void rnvme_reconnect_loss_tmo_overflow(struct kunit *test)
 				    c[i].expect, "%s", c[i].name);
 }
 
+/* The CM wait of a reconnect: what is left of ctrl_loss_tmo, within 5..60 s. */
+static void rnvme_reconnect_cm_wait(struct kunit *test)
+{
+	/* forever: the full minute */
+	KUNIT_EXPECT_EQ(test, rnvme_reconnect_cm_wait_ms(-1, 10, 0), 60000u);
+	/* ctrl_loss_tmo 10 s (10 x 1 s), lost 1.5 s ago: 8.5 s left */
+	KUNIT_EXPECT_EQ(test, rnvme_reconnect_cm_wait_ms(10, 1, 1500), 8500u);
+	/* 2 s left: the 5 s floor */
+	KUNIT_EXPECT_EQ(test, rnvme_reconnect_cm_wait_ms(10, 1, 8000), 5000u);
+	/* past the limit: still the floor, never 0 */
+	KUNIT_EXPECT_EQ(test, rnvme_reconnect_cm_wait_ms(10, 1, 30000), 5000u);
+	/* 600 s (60 x 10 s) left: capped at a minute */
+	KUNIT_EXPECT_EQ(test, rnvme_reconnect_cm_wait_ms(60, 10, 0), 60000u);
+	/* exactly the cap */
+	KUNIT_EXPECT_EQ(test, rnvme_reconnect_cm_wait_ms(70, 1, 10000), 60000u);
+	/* u32 products must not wrap: 65536 x 65536 s */
+	KUNIT_EXPECT_EQ(test, rnvme_reconnect_cm_wait_ms(65536, 65536, 0), 60000u);
+}
+
 static struct kunit_case rnvme_reconnect_cases[] = {
 	KUNIT_CASE(rnvme_reconnect_fixed),
 	KUNIT_CASE(rnvme_reconnect_backoff),
@@ -208,6 +227,7 @@ static struct kunit_case rnvme_reconnect_cases[] = {
 	KUNIT_CASE(rnvme_reconnect_jitter_bounds),
 	KUNIT_CASE(rnvme_reconnect_loss_tmo),
 	KUNIT_CASE(rnvme_reconnect_loss_tmo_overflow),
+	KUNIT_CASE(rnvme_reconnect_cm_wait),
 	{}
 };
 
