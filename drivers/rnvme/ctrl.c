@@ -205,6 +205,15 @@ static int rnvme_configure_io_queues(struct rnvme_ctrl *ctrl, bool new)
 		goto out_remove_io_tag_set;
 
 	if (!new) {
+		/*
+		 * Freeze here, in the same work that unfreezes: I/O queued
+		 * during the outage drains on the new queues before the queue
+		 * count may change.  A freeze begun in error recovery and
+		 * ended by a later reconnect work is unbalanced when the
+		 * controller is deleted instead, and lockdep reports it as a
+		 * lock leaked by the work.
+		 */
+		nvme_start_freeze(&ctrl->ctrl);
 		nvme_unquiesce_io_queues(&ctrl->ctrl);
 		if (!nvme_wait_freeze_timeout(&ctrl->ctrl, NVME_IO_TIMEOUT)) {
 			/*
@@ -212,6 +221,7 @@ static int rnvme_configure_io_queues(struct rnvme_ctrl *ctrl, bool new)
 			 * during the reconnect.  Fail this attempt.
 			 */
 			ret = -ENODEV;
+			nvme_unfreeze(&ctrl->ctrl);
 			goto out_quiesce_io_queues;
 		}
 		blk_mq_update_nr_hw_queues(ctrl->ctrl.tagset,
@@ -260,12 +270,7 @@ static void rnvme_teardown_io_queues(struct rnvme_ctrl *ctrl, bool remove)
 	if (ctrl->ctrl.queue_count <= 1)
 		return;
 
-	/*
-	 * Freeze first: new I/O waits in blk_queue_enter() instead of being
-	 * dispatched to queues that are going away; the reconnect waits for
-	 * the freeze to complete before changing the queue count.
-	 */
-	nvme_start_freeze(&ctrl->ctrl);
+	/* quiesced: new I/O waits in the block layer until the reconnect */
 	nvme_quiesce_io_queues(&ctrl->ctrl);
 	nvme_sync_io_queues(&ctrl->ctrl);
 	rnvme_stop_io_queues(ctrl);
