@@ -219,7 +219,7 @@ fx_dmesg_check() {
 # fx_sanitizer_gate after every suite's teardown.  Elsewhere it is a no-op.
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
-FX_SANITIZER_BAD='BUG: KASAN|KASAN:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|sleeping function called from invalid context|scheduling while atomic|bad unlock balance|held lock freed|lock held when returning to user space|workqueue leaked lock|BUG: MAX_LOCKDEP|DEBUG_LOCKS_WARN_ON|blocked for more than [0-9]+ seconds|soft lockup|hard LOCKUP|rcu_(sched|preempt) detected stalls|unreferenced object|new suspected memory leaks|kmemleak: .*(disabled|error)'
+FX_SANITIZER_BAD='BUG: KASAN|KASAN:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|sleeping function called from invalid context|scheduling while atomic|bad unlock balance|held lock freed|lock held when returning to user space|workqueue leaked|BUG: MAX_LOCKDEP|DEBUG_LOCKS_WARN_ON|blocked for more than [0-9]+ seconds|soft lockup|hard LOCKUP|rcu_(sched|preempt) detected stalls|unreferenced object|new suspected memory leaks|kmemleak: .*(disabled|error)'
 
 # fx_debug_kernel: true on a kernel with lockdep or kmemleak.
 fx_debug_kernel() {
