@@ -180,7 +180,7 @@ fi
 if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
 	stage "debug kernel 6.12 (KASAN, lockdep, kmemleak): build + VM suites over rxe and siw"
 	t_dk=$(date +%s)
-	dk_rxe=${RNVME_DEBUG_SUITES:-00 01 03 04 05 06 07 08 09}
+	dk_rxe=${RNVME_DEBUG_SUITES:-00 01 02 03 04 05 06 07 08 09}
 	dk_siw=${RNVME_DEBUG_SIW_SUITES:-03 04 07}
 	dk=$(tests/debug-kernel/build.sh 2> build/check/debug-kernel-build.log | tail -n 1)
 	if [ -z "$dk" ] || [ ! -f "$dk/stamp" ]; then
