@@ -28,6 +28,7 @@ mount -t tmpfs -o mode=1777 tmpfs /var/tmp 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 # A kernel booted with run-vm.sh --kernel-dir keeps its modules outside /lib/modules
 # on the host: bind them where modprobe looks (the overlay makes the mount point).
+# shellcheck disable=SC2013 # the command line is one line of words
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	rnvme_moddir=*)
