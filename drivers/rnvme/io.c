@@ -379,8 +379,19 @@ out_unmap_sqe:
 static int rnvme_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 {
 	struct rnvme_queue *queue = hctx->driver_data;
+	struct ib_cq *cq;
+	int found = 0;
 
-	return ib_process_cq_direct(queue->ib_cq, -1);
+	/*
+	 * io_uring keeps polling requeued requests while error recovery
+	 * frees the queue's CQ: rnvme_destroy_cq() waits for us to leave it.
+	 */
+	rcu_read_lock();
+	cq = READ_ONCE(queue->ib_cq);
+	if (cq)
+		found = ib_process_cq_direct(cq, -1);
+	rcu_read_unlock();
+	return found;
 }
 
 

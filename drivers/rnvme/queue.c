@@ -134,11 +134,16 @@ static int rnvme_create_cq(struct rnvme_queue *queue, struct ib_device *ibdev)
 
 static void rnvme_destroy_cq(struct rnvme_queue *queue)
 {
-	if (queue->poll)
-		ib_free_cq(queue->ib_cq);
-	else
-		ib_cq_pool_put(queue->ib_cq, queue->cq_size);
-	queue->ib_cq = NULL;
+	struct ib_cq *cq = queue->ib_cq;
+
+	WRITE_ONCE(queue->ib_cq, NULL);
+	if (queue->poll) {
+		/* a poller that still saw the CQ leaves it first (rnvme_poll) */
+		synchronize_rcu();
+		ib_free_cq(cq);
+	} else {
+		ib_cq_pool_put(cq, queue->cq_size);
+	}
 }
 
 /**
