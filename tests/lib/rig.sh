@@ -108,6 +108,24 @@ rig_connect() {
 }
 
 ctrl_state() { cat "/sys/class/nvme/$1/state" 2>/dev/null; }
+
+# state_watch CTRL T0 FILE: background; appends "SECS-SINCE-T0 STATE" to FILE
+# whenever CTRL's state changes (every 0.1 s; "gone" when it disappears).
+state_watch() {
+	local c=$1 t0=$2 f=$3 last='' s
+	: > "$f"
+	while :; do
+		read -r s 2>/dev/null < "/sys/class/nvme/$c/state" || s=gone
+		if [ "$s" != "$last" ]; then
+			echo "$(secs_since "$t0") $s" >> "$f"
+			last=$s
+		fi
+		[ "$s" = gone ] && return 0
+		sleep 0.1
+	done
+}
+# state_time FILE STATE: seconds of the first change to STATE in a state_watch file.
+state_time() { awk -v s="$2" '$2 == s { print $1; exit }' "$1"; }
 ctrl_is() { [ "$(ctrl_state "$1")" = "$2" ]; }
 ctrl_not() { [ -e "/sys/class/nvme/$1" ] && [ "$(ctrl_state "$1")" != "$2" ]; }
 ctrl_gone() { [ ! -e "/sys/class/nvme/$1" ]; }

@@ -2,7 +2,9 @@
 # Rig: the target disappears from the wire (QEMU set_link off) for longer than
 # fast_io_fail_tmo and ctrl_loss_tmo.
 #  - writes issued before the fault and acknowledged must read back intact;
-#  - queued I/O fails at fast_io_fail_tmo (measured from the fault);
+#  - queued I/O fails fast_io_fail_tmo after the controller starts
+#    reconnecting (nvme-core's failfast timer starts there; the time the host
+#    needs to notice the silence - keep-alive - is printed separately);
 #  - the controller keeps reconnecting until ctrl_loss_tmo, then is deleted.
 set -uo pipefail
 # shellcheck source-path=SCRIPTDIR source=../../lib/common.sh
@@ -38,16 +40,21 @@ dd if=/dev/urandom of=/tmp/blob bs=1M count=8 status=none
 ) &
 writer=$!
 t_off=$(now_ns)
+state_watch "$ctrl" "$t_off" /tmp/states &
+watcher=$!
 rig_q target set_link nica off >/dev/null || not_ok "target NIC link off"
 
 if wait_for 40 test -s /tmp/dd-result; then
 	read -r res secs < /tmp/dd-result
 	since=$(secs_since "$t_off")
-	echo "# in-flight write: $res after $since s from the fault ($(cat /tmp/dd-err 2>/dev/null | head -n 1))"
-	if [ "$res" = failed ] && awk -v s="$since" -v f="$FIO_TMO" 'BEGIN { exit !(s >= f - 0.5 && s <= f + 12) }'; then
-		ok "queued write failed $since s after the fault (fast_io_fail_tmo=$FIO_TMO; detection + $FIO_TMO s expected)"
+	t_reset=$(state_time /tmp/states resetting)
+	t_conn=$(state_time /tmp/states connecting)
+	echo "# from the fault: error detected (resetting) at ${t_reset:-?} s, reconnecting at ${t_conn:-?} s, write failed at $since s ($(head -n 1 /tmp/dd-err 2>/dev/null))"
+	if [ "$res" = failed ] && [ -n "$t_conn" ] &&
+		awk -v s="$since" -v c="$t_conn" -v f="$FIO_TMO" 'BEGIN { d = s - c; exit !(d >= f - 0.3 && d <= f + 1.5) }'; then
+		ok "queued write failed $(awk -v s="$since" -v c="$t_conn" 'BEGIN { printf "%.2f", s - c }') s after reconnecting began (fast_io_fail_tmo=$FIO_TMO)"
 	else
-		not_ok "queued write failed near fast_io_fail_tmo" "result $res after $since s"
+		not_ok "queued write failed fast_io_fail_tmo after reconnecting began" "result $res after $since s; states: $(tr '\n' ' ' < /tmp/states)"
 	fi
 else
 	not_ok "queued write failed within 40 s of the fault" "state $(ctrl_state "$ctrl")"
@@ -61,17 +68,24 @@ if [ "$state_mid" = connecting ] || [ "$state_mid" = resetting ]; then
 else
 	not_ok "controller still trying to reconnect after fast_io_fail_tmo" "state '$state_mid'"
 fi
-if wait_for $((LOSS_TMO + 30)) ctrl_gone "$ctrl"; then
+if wait_for $((LOSS_TMO + 40)) ctrl_gone "$ctrl"; then
 	gone=$(secs_since "$t_off")
-	if awk -v s="$gone" -v l="$LOSS_TMO" 'BEGIN { exit !(s >= l - 1 && s <= l + 20) }'; then
-		ok "controller deleted $gone s after the fault (ctrl_loss_tmo=$LOSS_TMO)"
+	t_reset=$(state_time /tmp/states resetting)
+	# ctrl_loss_tmo counts from the loss (error recovery); the attempt
+	# running when it expires may take up to its 5 s minimum CM wait.
+	if [ -n "$t_reset" ] && awk -v s="$gone" -v r="$t_reset" -v l="$LOSS_TMO" \
+		'BEGIN { d = s - r; exit !(d >= l - 1 && d <= l + 7) }'; then
+		ok "controller deleted $(awk -v s="$gone" -v r="$t_reset" 'BEGIN { printf "%.2f", s - r }') s after the loss was detected ($gone s after the fault; ctrl_loss_tmo=$LOSS_TMO)"
 	else
-		not_ok "controller deleted near ctrl_loss_tmo" "after $gone s"
+		not_ok "controller deleted near ctrl_loss_tmo after the loss" "after $gone s; states: $(tr '\n' ' ' < /tmp/states)"
 	fi
 else
 	not_ok "controller deleted after ctrl_loss_tmo" "state $(ctrl_state "$ctrl") after $(secs_since "$t_off") s"
 fi
 
+kill "$watcher" 2>/dev/null
+wait "$watcher" 2>/dev/null
+echo "# state changes (s from the fault): $(tr '\n' ' ' < /tmp/states)"
 rig_q target set_link nica on >/dev/null || not_ok "target NIC link on"
 wait_for 20 rig_rxe_active rxea
 ctrl2=$(rig_connect A "reconnect_delay=1") || bail "reconnect path A after the outage"
