@@ -1,4 +1,5 @@
 # shellcheck shell=bash disable=SC2034 # constants are used by the rig suites
+# shellcheck disable=SC2153 # HOST_IP4/TGT_IP4 come from common.sh
 # Helpers for the two-VM fault rig (tests/rig/run-rig.sh). Sourced after
 # common.sh by the target guest (tests/rig/guest-target.sh) and by the rig
 # suites in the host guest (tests/rig/suites/NN-*.sh).
@@ -151,6 +152,18 @@ fio_verify_start() { # DEV SIZE OUTFILE [EXTRA...]: start fio in the background;
 		--verify_fatal=1 --output-format=json --output="$outf" "$@" \
 		> "$outf.stderr" 2>&1 &
 	FIO_PID=$!
+}
+
+# fio_verify_finish OUTFILE DESC [LIMIT-SECS]: wait for the fio_verify_start job
+# (killed after LIMIT, default 240 s) and make its TAP point.
+fio_verify_finish() {
+	local rc=0
+	if ! wait_for "${3:-240}" sh -c "! kill -0 $FIO_PID"; then
+		not_ok "fio finished within ${3:-240} s"
+		kill "$FIO_PID"
+	fi
+	wait "$FIO_PID" || rc=$?
+	fio_verify_result "$1" "$rc" "$2"
 }
 
 # fio_verify_result OUTFILE FIO-RC DESC: TAP point for a write+verify run; prints stalls.

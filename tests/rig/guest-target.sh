@@ -4,6 +4,7 @@
 # each), then serves commands from the host guest's suites (rig/cmd/N.cmd, one
 # shell command line each, run by this shell) until rig/shutdown appears.
 # Exit status: non-zero when the target's kernel log has warnings.
+# shellcheck disable=SC2317 # the rt_* commands run through eval
 set -uo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"

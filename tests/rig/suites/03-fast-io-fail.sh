@@ -45,7 +45,7 @@ watcher=$!
 rig_q target set_link nica off >/dev/null || not_ok "target NIC link off"
 
 if wait_for 40 test -s /tmp/dd-result; then
-	read -r res secs < /tmp/dd-result
+	read -r res _ < /tmp/dd-result
 	since=$(secs_since "$t_off")
 	t_reset=$(state_time /tmp/states resetting)
 	t_conn=$(state_time /tmp/states connecting)

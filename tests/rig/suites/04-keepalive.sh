@@ -55,12 +55,6 @@ if wait_for 45 ctrl_is "$ctrl" live; then
 else
 	not_ok "under I/O: controller live within 45 s after the target resumed" "state $(ctrl_state "$ctrl")"
 fi
-rc=0
-if ! wait_for 240 sh -c "! kill -0 $FIO_PID"; then
-	not_ok "fio finished within 240 s"
-	kill "$FIO_PID"
-fi
-wait "$FIO_PID" || rc=$?
-fio_verify_result /tmp/fio-ka.json "$rc" "fio write+verify through a 6 s target stall: no error, every block verified"
+fio_verify_finish /tmp/fio-ka.json "fio write+verify through a 6 s target stall: no error, every block verified"
 
 rig_end

@@ -37,13 +37,7 @@ else
 		"state $(ctrl_state "$ctrl"), error_recoveries $(rnvme_stat "$ctrl" error_recoveries), last error $(rnvme_stat "$ctrl" last_error)"
 fi
 echo "# last error: $(rnvme_stat "$ctrl" last_error)"
-rc=0
-if ! wait_for 240 sh -c "! kill -0 $FIO_PID"; then
-	not_ok "fio finished within 240 s"
-	kill "$FIO_PID"
-fi
-wait "$FIO_PID" || rc=$?
-fio_verify_result /tmp/fio-fatal.json "$rc" "fio write+verify through the target's fatal error: no error, every block verified"
+fio_verify_finish /tmp/fio-fatal.json "fio write+verify through the target's fatal error: no error, every block verified"
 echo "# $(secs_since "$t_resume") s from resume to fio done"
 
 rig_end

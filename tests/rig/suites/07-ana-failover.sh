@@ -69,12 +69,6 @@ else
 	not_ok "path B live again within 45 s of its wire returning" "state $(ctrl_state "$CTRL_B")"
 fi
 
-rc=0
-if ! wait_for 300 sh -c "! kill -0 $FIO_PID"; then
-	not_ok "fio finished within 300 s"
-	kill "$FIO_PID"
-fi
-wait "$FIO_PID" || rc=$?
-fio_verify_result /tmp/fio-ana.json "$rc" "fio write+verify on $head through ANA change and path loss: no error, every block verified"
+fio_verify_finish /tmp/fio-ana.json "fio write+verify on $head through ANA change and path loss: no error, every block verified" 300
 
 rig_end
