@@ -29,7 +29,6 @@ fault() {
 		left=$WAIT_ELAPSED
 	fi
 	while [ "$(secs_since "$t_off" | cut -d. -f1)" -lt "$secs" ]; do sleep 0.2; done
-
 	eval "$up" >/dev/null || not_ok "$name: fault removed ($up)"
 	echo "# $name: controller left live after ${left:-never (within the outage)} s"
 	if wait_for 45 ctrl_is "$ctrl" live; then
