@@ -23,6 +23,12 @@ B=$(wait_ns_dev "$cb" 30) || bail "no namespace for $TEST_NQN2"
 echo "# A=$A (ctrl $ca, brd /dev/ram0, lba $(blockdev --getss "$A")), B=$B (ctrl $cb, $nullb, lba $(blockdev --getss "$B"))"
 
 FIO_LOG=$(mktemp -d)
+# TEST_IO_DIV=N divides the volume of every fio job (not its block sizes or
+# queue depths): the debug kernel's siw runs move about 1 MB/s.
+io_div=${TEST_IO_DIV:-1}
+[[ $io_div =~ ^[1-9][0-9]*$ ]] || bail "TEST_IO_DIV must be a positive integer"
+mib() { echo "$(( ($1 + io_div - 1) / io_div ))m"; }
+[ "$io_div" = 1 ] || echo "# fio volumes divided by $io_div (TEST_IO_DIV)"
 # fio_job NAME FIO-ARGS...: run a verify job, bounded; the log goes to diagnostics on failure.
 fio_job() {
 	local name=$1 rc=0 t
@@ -41,17 +47,17 @@ fio_job() {
 }
 
 fio_job randwrite-96m-qd32 --filename="$A" --ioengine=libaio --iodepth=32 --rw=randwrite \
-	--bs=64k --size=96m --verify=crc32c
+	--bs=64k --size="$(mib 96)" --verify=crc32c
 fio_job bsrange-512-1m-qd1 --filename="$A" --ioengine=libaio --iodepth=1 --rw=randwrite \
-	--bsrange=512-1m --size=32m --verify=crc32c
+	--bsrange=512-1m --size="$(mib 32)" --verify=crc32c
 fio_job bssplit-qd32 --filename="$A" --ioengine=libaio --iodepth=32 --rw=randwrite \
-	--bssplit=512/10:4k/40:32k/20:128k/20:1m/10 --size=48m --verify=crc32c
+	--bssplit=512/10:4k/40:32k/20:128k/20:1m/10 --size="$(mib 48)" --verify=crc32c
 fio_job randrw-qd32 --filename="$A" --ioengine=libaio --iodepth=32 --rw=randrw --rwmixread=50 \
-	--bs=16k --size=32m --verify=crc32c
+	--bs=16k --size="$(mib 32)" --verify=crc32c
 fio_job seq-1m-qd4 --filename="$A" --ioengine=libaio --iodepth=4 --rw=write \
-	--bs=1m --size=32m --verify=crc32c
+	--bs=1m --size="$(mib 32)" --verify=crc32c
 fio_job 4k-lba-bsrange-qd32 --filename="$B" --ioengine=libaio --iodepth=32 --rw=randwrite \
-	--bsrange=4k-1m --size=32m --verify=crc32c
+	--bsrange=4k-1m --size="$(mib 32)" --verify=crc32c
 
 # End to end: what the host wrote is what the target stored.
 pat=$FIO_LOG/pattern
