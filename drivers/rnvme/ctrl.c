@@ -520,8 +520,19 @@ static void rnvme_shutdown_ctrl(struct rnvme_ctrl *ctrl, bool shutdown)
 
 	rnvme_teardown_io_queues(ctrl, shutdown);
 	nvme_quiesce_admin_queue(&ctrl->ctrl);
-	/* the queue may already be gone; a failed shutdown is harmless then */
-	rnvme_disable_ctrl(&ctrl->ctrl, shutdown);
+	/*
+	 * The queue may already be gone; a failed shutdown is harmless then.
+	 * Without a device or a port under it the Property Set could only
+	 * time out (60 s): skip it.
+	 */
+	if (!READ_ONCE(ctrl->dev_removed) &&
+	    rnvme_queue_port_active(&ctrl->queues[0]))
+		rnvme_disable_ctrl(&ctrl->ctrl, shutdown);
+	else
+		dev_info(ctrl->ctrl.device,
+			 "RDMA %s: skipping the controller %s\n",
+			 ctrl->dev_removed ? "device removed" : "port down",
+			 shutdown ? "shutdown" : "disable");
 	rnvme_teardown_admin_queue(ctrl, shutdown);
 }
 

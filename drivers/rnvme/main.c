@@ -170,6 +170,16 @@ void rnvme_delete_ctrls(struct ib_device *ibdev)
 			continue;
 		dev_info(ctrl->ctrl.device, "deleting controller: %s\n",
 			 ibdev ? "its RDMA device is going away" : "rnvme is unloading");
+		if (ibdev) {
+			/*
+			 * Its QPs will never complete anything again: error
+			 * recovery cancels the commands in flight (deleting
+			 * the namespaces waits for them), and the shutdown
+			 * below skips the Property Set that would time out.
+			 */
+			WRITE_ONCE(ctrl->dev_removed, true);
+			rnvme_error_recovery(ctrl);
+		}
 		nvme_delete_ctrl(&ctrl->ctrl);
 		found = true;
 	}

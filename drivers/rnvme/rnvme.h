@@ -208,6 +208,8 @@ struct rnvme_ctrl {
 	bool			use_inline_data;
 	/* error recovery kept the queues' CM ids: their RDMA port was down */
 	bool			cm_deferred;
+	/* its RDMA device is being unregistered: nothing reaches the target */
+	bool			dev_removed;
 	/* bound of each queue's CM handshake in the current (re)connect */
 	u32			cm_wait_ms;
 	u32			io_queues[HCTX_MAX_TYPES];

@@ -38,11 +38,15 @@ rc=0
 timeout 120 rdma link delete "$RDMA_DEV0" || rc=$?
 echo "# rdma link delete $RDMA_DEV0: $(secs_since "$t") s"
 tap_result "rdma link delete $RDMA_DEV0 returns (exit $rc)" "$rc"
-if wait_for 120 test ! -e "/sys/class/nvme/$ctrl"; then
+# Error recovery cancels the commands in flight and the shutdown Property
+# Set is skipped: well under a second measured, 30 s allows for TCG + KASAN
+# (it took 93 s when in-flight I/O waited for its 30 s timeout and the
+# shutdown for its 60 s one).
+if wait_for 30 test ! -e "/sys/class/nvme/$ctrl"; then
 	echo "# controller gone after device removal: $(secs_since "$t") s"
-	ok "controller $ctrl removed within 120 s ($(secs_since "$t") s)"
+	ok "controller $ctrl removed within 30 s ($(secs_since "$t") s)"
 else
-	not_ok "controller $ctrl removed within 120 s" "state: $(ctrl_attr "$ctrl" state)"
+	not_ok "controller $ctrl removed within 30 s" "state: $(ctrl_attr "$ctrl" state)"
 fi
 
 # fio must finish on its own (errors expected), not hang.
@@ -98,10 +102,11 @@ if [ -n "$ctrl" ] && dev=$(wait_ns_dev "$ctrl" 30); then
 	sleep 2
 	t=$(now_ns)
 	timeout 120 ip link del veth0
-	if wait_for 120 fx_no_fabrics_ctrls; then
-		ok "controller removed with its netdev (ip link del veth0) under I/O ($(secs_since "$t") s)"
+	if wait_for 30 fx_no_fabrics_ctrls; then
+		echo "# controller gone after the netdev removal: $(secs_since "$t") s"
+		ok "controller removed within 30 s with its netdev (ip link del veth0) under I/O ($(secs_since "$t") s)"
 	else
-		not_ok "controller removed with its netdev under I/O" "$(ls /sys/class/nvme)"
+		not_ok "controller removed within 30 s with its netdev under I/O" "$(ls /sys/class/nvme)"
 	fi
 	if wait_for 60 sh -c "! kill -0 $fpid"; then
 		ok "fio terminated after the netdev removal"
