@@ -227,6 +227,24 @@ bool rnvme_use_inline(bool write, int qid, bool ctrl_inline, u32 nsegs,
 EXPORT_SYMBOL_IF_KUNIT(rnvme_use_inline);
 
 /**
+ * rnvme_capsule_len - size of a command capsule on queue @qid
+ * @qid:    queue id; admin capsules carry no data
+ * @ioccsz: the controller's I/O queue command capsule size, in 16-byte units
+ *
+ * The spec's minimum IOCCSZ is 4 (the bare SQE).  A smaller value from a
+ * broken target counts as "no in-capsule data" instead of making the room
+ * after the SQE negative; the product is taken in 64 bits so that a huge
+ * value cannot wrap around to a small capsule either.
+ */
+size_t rnvme_capsule_len(int qid, u32 ioccsz)
+{
+	if (!qid || (u64)ioccsz * 16 < sizeof(struct nvme_command))
+		return sizeof(struct nvme_command);
+	return min_t(u64, (u64)ioccsz * 16, SIZE_MAX);
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_capsule_len);
+
+/**
  * rnvme_reconnect_delay_ms - delay before reconnect attempt @attempt
  * @base_s:     reconnect_delay (seconds)
  * @attempt:    1 for the first attempt after the loss

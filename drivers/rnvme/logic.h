@@ -46,6 +46,7 @@ void rnvme_sgl_keyed(struct nvme_command *c, u64 addr, u32 len, u32 key,
 void rnvme_sgl_inline(struct nvme_command *c, u32 offset, u32 len);
 bool rnvme_use_inline(bool write, int qid, bool ctrl_inline, u32 nsegs,
 		      u32 max_segs, u32 bytes, size_t inline_size);
+size_t rnvme_capsule_len(int qid, u32 ioccsz);
 
 /* Largest jitter accepted, in percent of the delay. */
 #define RNVME_MAX_JITTER_PCT		50

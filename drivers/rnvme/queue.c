@@ -265,8 +265,11 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 	queue->queue_size = queue_size;
 	queue->poll = rnvme_is_poll_queue(ctrl->io_queues, idx);
 	/* I/O capsules may carry data; the admin queue's never do */
-	queue->capsule_len = idx ? ctrl->ctrl.ioccsz * 16 :
-				   sizeof(struct nvme_command);
+	queue->capsule_len = rnvme_capsule_len(idx, ctrl->ctrl.ioccsz);
+	if (idx == 1 && ctrl->ctrl.ioccsz < 4)
+		dev_warn(ctrl->ctrl.device,
+			 "target reports IOCCSZ %u, below the minimum of 4: no in-capsule data\n",
+			 ctrl->ctrl.ioccsz);
 
 	queue->cm_id = rdma_create_id(&init_net, rnvme_cm_handler, queue,
 				      RDMA_PS_TCP, IB_QPT_RC);

@@ -86,11 +86,11 @@ static ssize_t inline_data_size_show(struct device *dev,
 				     struct device_attribute *attr, char *buf)
 {
 	struct rnvme_ctrl *ctrl = dev_to_rnvme_ctrl(dev);
+	size_t capsule = rnvme_capsule_len(1, ctrl->ctrl.ioccsz);
 
-	if (!ctrl->use_inline_data || ctrl->ctrl.ioccsz * 16 <= sizeof(struct nvme_command))
+	if (!ctrl->use_inline_data)
 		return sysfs_emit(buf, "0\n");
-	return sysfs_emit(buf, "%zu\n",
-			  (size_t)ctrl->ctrl.ioccsz * 16 - sizeof(struct nvme_command));
+	return sysfs_emit(buf, "%zu\n", capsule - sizeof(struct nvme_command));
 }
 static DEVICE_ATTR_RO(inline_data_size);
 

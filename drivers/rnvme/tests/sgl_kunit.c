@@ -224,7 +224,25 @@ static void rnvme_inline_never(struct kunit *test)
 	check_inline(test, c, ARRAY_SIZE(c));
 }
 
+/* IOCCSZ to capsule size: the SQE at least, never wrapped. */
+static void rnvme_inline_capsule_len(struct kunit *test)
+{
+	const size_t sqe = sizeof(struct nvme_command);
+
+	KUNIT_EXPECT_EQ(test, rnvme_capsule_len(0, 260), sqe);
+	KUNIT_EXPECT_EQ(test, rnvme_capsule_len(1, 4), sqe);
+	KUNIT_EXPECT_EQ(test, rnvme_capsule_len(1, 260), (size_t)4160);
+	/* below the spec's minimum: no room for data, not a negative one */
+	KUNIT_EXPECT_EQ(test, rnvme_capsule_len(1, 0), sqe);
+	KUNIT_EXPECT_EQ(test, rnvme_capsule_len(1, 3), sqe);
+	/* 0x10000000 * 16 wraps a u32 to 0 */
+	KUNIT_EXPECT_GT(test, rnvme_capsule_len(2, 0x10000000U), (size_t)0xffffffffU / 2);
+	KUNIT_EXPECT_FALSE(test, rnvme_use_inline(true, 1, true, 1, 1, 512,
+						  rnvme_capsule_len(1, 3) - sqe));
+}
+
 static struct kunit_case rnvme_inline_cases[] = {
+	KUNIT_CASE(rnvme_inline_capsule_len),
 	KUNIT_CASE(rnvme_inline_size_boundary),
 	KUNIT_CASE(rnvme_inline_segments),
 	KUNIT_CASE(rnvme_inline_never),
