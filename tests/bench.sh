@@ -27,7 +27,11 @@ t1=$(date +%s)
 tests/vm/run-vm.sh --kver "$KVER" --timeout 2400 --out "$out" -v \
 	-- "$REPO/tests/guest/bench.sh" | grep --line-buffered -E '^# |run-vm' || true
 [ -s "$out/bench.jsonl" ] || { echo "bench: no results (see $out/console.log)" >&2; exit 1; }
-python3 tests/bench/report.py "$out/bench.jsonl" "$out"
+# Debian's python3 (its python3-matplotlib draws the chart), not one that
+# happens to come first in PATH.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+"$py" tests/bench/report.py "$out/bench.jsonl" "$out"
 t2=$(date +%s)
 echo
 echo "bench: VM $((t2 - t1)) s, total $((t2 - t0)) s; results in $out (results.md, results.json, ratios.png, bench.jsonl, raw/)"

@@ -24,7 +24,22 @@ modprobe nvme-core multipath=N || bail "cannot load nvme-core"
 	bail "nvme-core was already loaded with multipath on"
 
 fx_rxe_up || bail "rxe setup failed"
+# The fabric's MTU (BENCH_MTU, default 1500).  RoCE deployments run jumbo
+# frames (4200 fits RDMA MTU 4096); all three transports share the veth pair.
+mtu=${BENCH_MTU:-1500}
+if [ "$mtu" != 1500 ]; then
+	for nd in veth0 veth1; do
+		ip link set "$nd" mtu "$mtu" || bail "cannot set MTU $mtu on $nd"
+	done
+fi
+echo "# fabric MTU $mtu; $RDMA_DEV0 $(ibv_devinfo -d "$RDMA_DEV0" 2>/dev/null | grep -o "active_mtu:.*" | tr -s "\t " " ")"
 fx_target_up --backing nullb --size 256 || bail "rdma target setup failed"
+# null_blk allocates its memory on first write: whichever transport wrote a
+# block first would pay for it.  Write the whole device once, locally.
+t=$(now_ns)
+dd if=/dev/zero of="$FX_BACKING_DEV" bs=1M oflag=direct status=none ||
+	bail "cannot prefill $FX_BACKING_DEV"
+echo "# prefilled $FX_BACKING_DEV (256 MiB) in $(secs_since "$t") s"
 fx_target_up --port 2 --trtype tcp --trsvcid 4421 || bail "tcp target setup failed"
 
 modprobe nvme-rdma || bail "cannot load nvme-rdma"
