@@ -37,7 +37,7 @@ fx_target_up --backing nullb --size 256 || bail "rdma target setup failed"
 # null_blk allocates its memory on first write: whichever transport wrote a
 # block first would pay for it.  Write the whole device once, locally.
 t=$(now_ns)
-dd if=/dev/zero of="$FX_BACKING_DEV" bs=1M oflag=direct status=none ||
+dd if=/dev/zero of="$FX_BACKING_DEV" bs=1M count=256 oflag=direct status=none ||
 	bail "cannot prefill $FX_BACKING_DEV"
 echo "# prefilled $FX_BACKING_DEV (256 MiB) in $(secs_since "$t") s"
 fx_target_up --port 2 --trtype tcp --trsvcid 4421 || bail "tcp target setup failed"
