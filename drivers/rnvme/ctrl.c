@@ -464,6 +464,7 @@ static void rnvme_error_recovery_work(struct work_struct *work)
 {
 	struct rnvme_ctrl *ctrl = container_of(work, struct rnvme_ctrl, err_work);
 
+	nvme_stop_keep_alive(&ctrl->ctrl);
 	flush_work(&ctrl->ctrl.async_event_work);
 	ctrl->cm_deferred = !rnvme_queue_port_active(&ctrl->queues[0]);
 	if (ctrl->cm_deferred) {
@@ -478,14 +479,6 @@ static void rnvme_error_recovery_work(struct work_struct *work)
 	nvme_unquiesce_io_queues(&ctrl->ctrl);
 	rnvme_teardown_admin_queue(ctrl, false);
 	nvme_unquiesce_admin_queue(&ctrl->ctrl);
-	/*
-	 * Only now, with the keep-alive command cancelled: Debian's 6.1 sends
-	 * it synchronously from the keep-alive work, so stopping that work
-	 * first waited until the command timed out a second time (6 s on a
-	 * silent path, in the in-tree driver too).  A keep-alive issued in
-	 * between fails at once: the admin queue is no longer live.
-	 */
-	nvme_stop_keep_alive(&ctrl->ctrl);
 	nvme_auth_stop(&ctrl->ctrl);
 
 	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING)) {

@@ -70,30 +70,6 @@ else
 	not_ok "I/O flows over path A again within 30 s of the loss being detected" \
 		"path B $(ctrl_state "$CTRL_B"); fio alive: $(kill -0 $FIO_PID 2>/dev/null && echo yes || echo no)"
 fi
-# Error recovery itself, from its start to the reconnect being scheduled:
-# it must not wait for the keep-alive command to time out a second time.
-# That wait was 6.1 s here, with the in-tree nvme_rdma too (Debian's 6.1
-# sends keep-alives synchronously); 3 s allows for TCG.
-kts() { # first kernel timestamp of "nvme CTRL: TEXT..." in $klog
-	printf '%s\n' "$klog" | sed -n "s/^\[ *\([0-9.]*\)\] nvme $CTRL_B: $1.*/\1/Ip" | head -n 1
-}
-# I/O fails over to path A while recovery is still finishing: give the
-# reconnect line up to 20 s to appear (the limit below is what is checked).
-for _ in $(seq 100); do
-	klog=$(fx_dmesg_since_mark)
-	r1=$(kts "reconnecting in")
-	[ -n "$r1" ] && break
-	sleep 0.2
-done
-r0=$(kts "starting error recovery")
-if [ -n "$r0" ] && [ -n "$r1" ]; then
-	rsec=$(awk -v a="$r0" -v b="$r1" 'BEGIN { printf "%.2f", b - a }')
-	tap_result "error recovery of path B took $rsec s, start to reconnect scheduled (limit 3 s)" \
-		"$(awk -v d="$rsec" 'BEGIN { print (d < 3) ? 0 : 1 }')"
-else
-	not_ok "error recovery of path B started and scheduled a reconnect" \
-		"$(printf '%s\n' "$klog" | grep "$CTRL_B" | tail -n 8)"
-fi
 while [ "$(secs_since "$t" | cut -d. -f1)" -lt 8 ]; do sleep 0.2; done
 rig_q target set_link nicb on >/dev/null || not_ok "target NIC B link on"
 t_on=$(now_ns)
