@@ -7,7 +7,8 @@
 # 2-CPU host; the total time is printed at the end.
 #   BENCH_RUNTIME=5 BENCH_REPS=3 BENCH_WORKLOADS="randread-4k-qd1 ..."
 #   RNVME_SKIP_SETUP=1  do not run tests/setup-host.sh (apt-get)
-set -euo pipefail
+# shellcheck source=../tools/kbuild/strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tools/kbuild/strict.sh"
 t0=$(date +%s)
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # make demo: build rnvme.ko and the rnvme tool, boot a QEMU VM, and in it
 # discover and connect a Soft-RoCE NVMe-oF target through rnvme and do I/O.
-set -euo pipefail
+# shellcheck source=../tools/kbuild/strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tools/kbuild/strict.sh"
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
 if [ "$(id -u)" = 0 ] && [ "${RNVME_SKIP_SETUP:-0}" != 1 ]; then

@@ -12,7 +12,8 @@
 #   RNVME_PARAMS="..."  module parameters for rnvme.ko
 # The last line printed is "N passed, N failed[, N skipped]"; exit status is
 # non-zero when anything failed.
-set -euo pipefail
+# shellcheck source=../tools/kbuild/strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tools/kbuild/strict.sh"
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 kver='' timeout_s=3600 out='' verbose=() rig=0 kdir=()

@@ -2,31 +2,35 @@
 # Install Debian's 6.12 backport kernel (image, headers, linux-source-6.12) at
 # ONE version, for the second kernel make check builds and boots (idempotent;
 # quick when present).  Last line: KVER612=6.12.N+deb12-amd64.
-set -euo pipefail
-[ "$(id -u)" = 0 ] || { echo "setup-612: must run as root" >&2; exit 1; }
-export DEBIAN_FRONTEND=noninteractive
-ver() { dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$1" 2>/dev/null | awk '$1 == "ii" { print $2 }'; }
-# 6.12.117-1~deb12u1 -> 6.12.117+deb12-amd64
-abi() { echo "$1" | sed -E 's/^([0-9]+\.[0-9]+\.[0-9]+)-.*/\1+deb12-amd64/'; }
+# (tests/setup-host.sh --with-612 installs the same together with the rest.)
+# shellcheck source=../tools/kbuild/strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tools/kbuild/strict.sh"
+# shellcheck source=lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+APT_WHO=setup-612
+case "${1:-}" in
+"") ;;
+-h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+*) echo "setup-612: unknown option '$1'" >&2; exit 2 ;;
+esac
+apt_require_root
 
-V=$(ver linux-source-6.12)
-if [ -n "$V" ]; then
-	K=$(abi "$V")
-	if [ "$(ver "linux-image-$K")" = "$V" ] && [ "$(ver "linux-headers-$K")" = "$V" ]; then
-		echo "setup-612: already installed ($V)"
-		echo "KVER612=$K"
-		exit 0
-	fi
+K=$(apt_612_installed)
+if [ -n "$K" ]; then
+	echo "setup-612: already installed ($(apt_installed linux-source-6.12))"
+	echo "KVER612=$K"
+	exit 0
 fi
-V=$(apt-cache policy linux-source-6.12 | awk '/Candidate:/ { print $2 }')
-if [ -z "$V" ] || [ "$V" = "(none)" ]; then
-	apt-get update -q
-	V=$(apt-cache policy linux-source-6.12 | awk '/Candidate:/ { print $2 }')
+V=$(apt_candidate linux-source-6.12)
+if [ -z "$V" ]; then
+	apt_update
+	V=$(apt_candidate linux-source-6.12)
 fi
-[ -n "$V" ] && [ "$V" != "(none)" ] ||
-	{ echo "setup-612: no linux-source-6.12 candidate (bookworm-security missing from sources?)" >&2; exit 1; }
-K=$(abi "$V")
-echo "setup-612: installing linux-image/headers-$K and linux-source-6.12 at $V"
-apt-get install -y -q --no-install-recommends "linux-image-$K=$V" "linux-headers-$K=$V" "linux-source-6.12=$V"
-[ -s "/lib/modules/$K/modules.dep" ] || depmod "$K"
+[ -n "$V" ] || apt_die "no installation candidate for linux-source-6.12" \
+	"Debian's 6.12 backport comes from bookworm-security (or bookworm-backports): add it to /etc/apt/sources.list, then run tests/setup-host.sh --update --with-612"
+K=$(apt_abi_612 "$V")
+apt_install "linux-image-$K=$V" "linux-headers-$K=$V" "linux-source-6.12=$V"
+[ -d "$SYSROOT/lib/modules/$K/build" ] || apt_die "headers for $K missing after the install" \
+	"apt-get install --reinstall linux-headers-$K=$V"
+[ -s "$SYSROOT/lib/modules/$K/modules.dep" ] || { echo "== depmod $K"; depmod ${SYSROOT:+-b "$SYSROOT"} "$K"; }
 echo "KVER612=$K"

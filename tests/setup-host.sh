@@ -1,36 +1,46 @@
 #!/bin/bash
 # Prepare a Debian 12 host for the rnvme build and VM test harness (idempotent).
 #
-# usage: tests/setup-host.sh [--update]
+# usage: tests/setup-host.sh [--update] [--with-612]
 #   Installs, pinned to ONE Debian version V (the candidate of linux-source-6.1):
 #     linux-image-6.1.0-NN-amd64=V linux-headers-6.1.0-NN-amd64=V linux-source-6.1=V
-#   plus QEMU, busybox-static, fio, nvme-cli, rdma tools, build tools and the C++
-#   tool dependencies. When everything is already installed it returns quickly
-#   without touching apt (pass --update to force "apt-get update" and a re-check).
-#   The last line printed is KVER=6.1.0-NN-amd64 (also: tests/lib/kver.sh).
-set -euo pipefail
+#   plus QEMU, busybox-static, fio, nvme-cli, rdma tools, build tools (also the
+#   debug kernel's: flex, bison, libelf, libssl) and the C++ tool's libraries.
+#   --with-612  also Debian's 6.12 backport kernel (image, headers and
+#               linux-source-6.12 at one version) in the same apt transaction
+#               (tests/setup-612.sh does only that part)
+#   --update    run "apt-get update" and re-check even when everything is present
+#   When everything is already installed it returns quickly without touching apt.
+#   Every step is printed before it runs; a failure names the command and what to
+#   do, and exits non-zero.  The last lines are KVER=6.1.0-NN-amd64 (also:
+#   tests/lib/kver.sh) and, with --with-612, KVER612=6.12.N+deb12-amd64.
+# shellcheck source=../tools/kbuild/strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tools/kbuild/strict.sh"
+# shellcheck source=lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+APT_WHO=setup-host
 
-force=0
-case "${1:-}" in
---update) force=1 ;;
-"") ;;
--h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-*) echo "setup-host: unknown option '$1'" >&2; exit 2 ;;
-esac
-
-if [ "$(id -u)" != 0 ]; then
-	echo "setup-host: must run as root (apt-get install)" >&2
-	exit 1
-fi
-export DEBIAN_FRONTEND=noninteractive
+force=0 with612=0 K612=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--update) force=1 ;;
+	--with-612) with612=1 ;;
+	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "setup-host: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+apt_require_root
 
 PKGS=(
 	# VM harness
 	qemu-system-x86 busybox-static cpio xz-utils gzip kmod util-linux procps file
 	# guest tests
-	fio nvme-cli rdma-core iproute2 ibverbs-utils
+	fio nvme-cli rdma-core iproute2 ibverbs-utils python3
 	# module build
 	build-essential pahole
+	# debug kernel build (tests/debug-kernel/build.sh)
+	flex bison bc libelf-dev libssl-dev
 	# bench chart
 	python3-matplotlib
 	# C++ tool
@@ -40,91 +50,82 @@ PKGS=(
 	dkms dpkg-dev debhelper dh-dkms python3-docutils
 )
 
-installed_version() { dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$1" 2>/dev/null | awk '$1 == "ii" { print $2 }'; }
-
-missing_pkgs() {
-	local p
-	for p in "${PKGS[@]}"; do
-		[ -n "$(installed_version "$p")" ] || echo "$p"
+# kernel_61_ready V: prints NN when linux-image/headers-6.1.0-NN-amd64 are
+# installed at exactly version V
+kernel_61_ready() {
+	local v=$1 img k
+	for img in "$SYSROOT"/boot/vmlinuz-6.1.0-*-amd64; do
+		[ -e "$img" ] || continue
+		k=${img##*/vmlinuz-}
+		if [ "$(apt_installed "linux-image-$k")" = "$v" ] &&
+			[ "$(apt_installed "linux-headers-$k")" = "$v" ]; then
+			k=${k#6.1.0-}
+			echo "${k%-amd64}"
+			return 0
+		fi
 	done
-}
-
-# abi_of_version V: the ABI name NN (as in 6.1.0-NN-amd64) of Debian kernel version V.
-abi_of_version() {
-	local v=$1 nn
-	nn=$(apt-cache show "linux-image-amd64=$v" 2>/dev/null |
-		sed -n 's/^Depends:.*linux-image-6\.1\.0-\([0-9]\+\)-amd64 .*/\1/p' | head -n 1)
-	if [ -z "$nn" ]; then
-		nn=$(apt-cache show "linux-headers-amd64=$v" 2>/dev/null |
-			sed -n 's/^Depends:.*linux-headers-6\.1\.0-\([0-9]\+\)-amd64 .*/\1/p' | head -n 1)
-	fi
-	if [ -z "$nn" ]; then
-		# Fall back to scanning the 6.1 image packages for one with version V.
-		local pkg
-		for pkg in $(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' | awk '{ print $1 }'); do
-			if apt-cache madison "$pkg" | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | grep -qx "$v"; then
-				nn=${pkg#linux-image-6.1.0-}
-				nn=${nn%-amd64}
-				break
-			fi
-		done
-	fi
-	echo "$nn"
+	return 0
 }
 
 # Fast path: linux-source-6.1 installed, its kernel image+headers installed at the
-# same version, and every other package present.
-V=$(installed_version linux-source-6.1)
-NN=
-if [ "$force" = 0 ] && [ -n "$V" ]; then
-	for img in /boot/vmlinuz-6.1.0-*-amd64; do
-		[ -e "$img" ] || continue
-		k=${img#/boot/vmlinuz-}
-		if [ "$(installed_version "linux-image-$k")" = "$V" ] &&
-			[ "$(installed_version "linux-headers-$k")" = "$V" ]; then
-			NN=${k#6.1.0-}
-			NN=${NN%-amd64}
-		fi
-	done
-	if [ -n "$NN" ] && [ -z "$(missing_pkgs)" ]; then
-		echo "setup-host: everything already installed (kernel $V, ABI 6.1.0-$NN-amd64)"
+# same version, (6.12 likewise,) and every other package present.
+if [ "$force" = 0 ]; then
+	V=$(apt_installed linux-source-6.1)
+	NN=
+	[ -z "$V" ] || NN=$(kernel_61_ready "$V")
+	K612=
+	[ "$with612" = 0 ] || K612=$(apt_612_installed)
+	mapfile -t miss < <(apt_missing "${PKGS[@]}")
+	if [ -n "$NN" ] && [ "${#miss[@]}" = 0 ] && { [ "$with612" = 0 ] || [ -n "$K612" ]; }; then
+		echo "setup-host: everything already installed (kernel $V, ABI 6.1.0-$NN-amd64${K612:+, 6.12: $K612})"
 		echo "KVER=6.1.0-$NN-amd64"
+		[ -z "$K612" ] || echo "KVER612=$K612"
 		exit 0
 	fi
 fi
 
-echo "setup-host: apt-get update"
-apt-get update -q
+apt_update
 
-V=$(apt-cache policy linux-source-6.1 | awk '/Candidate:/ { print $2 }')
-if [ -z "$V" ] || [ "$V" = "(none)" ]; then
-	echo "setup-host: no candidate for linux-source-6.1 (is bookworm/bookworm-security in sources.list?)" >&2
-	exit 1
-fi
-NN=$(abi_of_version "$V")
-if [ -z "$NN" ]; then
-	echo "setup-host: cannot find the ABI name of kernel version $V (no linux-image-6.1.0-NN-amd64 at $V)" >&2
-	exit 1
-fi
+V=$(apt_candidate linux-source-6.1)
+[ -n "$V" ] || apt_die "no installation candidate for linux-source-6.1" \
+	"add bookworm and bookworm-security to /etc/apt/sources.list(.d) (deb http://deb.debian.org/debian-security bookworm-security main), then run tests/setup-host.sh --update"
+NN=$(apt_abi_61 "$V")
+[ -n "$NN" ] || apt_die "no linux-image-6.1.0-NN-amd64 at version $V (linux-source-6.1's candidate)" \
+	"the mirror is between two kernel uploads or bookworm-security is missing: run tests/setup-host.sh --update later, or check /etc/apt/sources.list"
 KVER=6.1.0-$NN-amd64
 echo "setup-host: test kernel: linux-source-6.1 $V -> $KVER"
 
 want=("linux-image-$KVER=$V" "linux-headers-$KVER=$V" "linux-source-6.1=$V")
-mapfile -t miss < <(missing_pkgs)
-need=0
-[ "$(installed_version "linux-image-$KVER")" = "$V" ] || need=1
-[ "$(installed_version "linux-headers-$KVER")" = "$V" ] || need=1
-[ "$(installed_version linux-source-6.1)" = "$V" ] || need=1
-if [ "$need" = 1 ] || [ "${#miss[@]}" -gt 0 ]; then
-	echo "setup-host: installing: ${want[*]} ${miss[*]}"
-	apt-get install -y -q --no-install-recommends "${want[@]}" "${PKGS[@]}"
+if [ "$with612" = 1 ]; then
+	V612=$(apt_candidate linux-source-6.12)
+	[ -n "$V612" ] || apt_die "no installation candidate for linux-source-6.12" \
+		"Debian's 6.12 backport comes from bookworm-security (or bookworm-backports): add it to /etc/apt/sources.list, then run tests/setup-host.sh --update --with-612"
+	K612=$(apt_abi_612 "$V612")
+	[ -n "$K612" ] || apt_die "cannot derive the 6.12 kernel release from version $V612" "report this: tests/lib/apt.sh apt_abi_612 expects 6.12.N-…"
+	echo "setup-host: second kernel: linux-source-6.12 $V612 -> $K612"
+	want+=("linux-image-$K612=$V612" "linux-headers-$K612=$V612" "linux-source-6.12=$V612")
+fi
+mapfile -t miss < <(apt_missing "${PKGS[@]}")
+todo=()
+for w in "${want[@]}"; do
+	[ "$(apt_installed "${w%%=*}")" = "${w#*=}" ] || todo+=("$w")
+done
+todo+=("${miss[@]}")
+if [ "${#todo[@]}" -gt 0 ]; then
+	apt_install "${todo[@]}"
 else
 	echo "setup-host: all packages present"
 fi
 
-[ -r "/boot/vmlinuz-$KVER" ] || { echo "setup-host: /boot/vmlinuz-$KVER missing after install" >&2; exit 1; }
-[ -d "/lib/modules/$KVER/build" ] || { echo "setup-host: headers for $KVER missing" >&2; exit 1; }
-[ -r /usr/src/linux-source-6.1.tar.xz ] || { echo "setup-host: /usr/src/linux-source-6.1.tar.xz missing" >&2; exit 1; }
+[ -r "$SYSROOT/boot/vmlinuz-$KVER" ] || apt_die "/boot/vmlinuz-$KVER missing after the install" \
+	"apt-get install --reinstall linux-image-$KVER=$V"
+[ -d "$SYSROOT/lib/modules/$KVER/build" ] || apt_die "headers for $KVER missing after the install" \
+	"apt-get install --reinstall linux-headers-$KVER=$V"
+[ -r "$SYSROOT/usr/src/linux-source-6.1.tar.xz" ] || apt_die "/usr/src/linux-source-6.1.tar.xz missing after the install" \
+	"apt-get install --reinstall linux-source-6.1=$V"
 # modprobe in the guest needs modules.dep for the test kernel.
-[ -s "/lib/modules/$KVER/modules.dep" ] || depmod "$KVER"
+for k in "$KVER" ${K612:+"$K612"}; do
+	[ -s "$SYSROOT/lib/modules/$k/modules.dep" ] || { echo "== depmod $k"; depmod ${SYSROOT:+-b "$SYSROOT"} "$k"; }
+done
 echo "KVER=$KVER"
+[ "$with612" = 0 ] || echo "KVER612=$K612"

@@ -20,7 +20,8 @@
 # usage: tests/debug-kernel/build.sh [--print-key] [-j N]
 #   RNVME_DEBUG_KERNEL_CACHE  base directory (default /var/cache/rnvme/debug-kernel)
 #   RNVME_KSRC_TARBALL        source tarball (default /usr/src/linux-source-6.12.tar.xz)
-set -euo pipefail
+# shellcheck source=../../tools/kbuild/strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tools/kbuild/strict.sh"
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 fragment=$here/rnvme-debug.config

@@ -2,7 +2,8 @@
 # Print the KVER of the installed Debian 6.1 test kernel (e.g. 6.1.0-56-amd64).
 # If several are installed, the one matching the installed linux-source-6.1 version
 # wins, else the newest. Exit 1 when none is installed.
-set -euo pipefail
+# shellcheck source=../../tools/kbuild/strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tools/kbuild/strict.sh"
 want=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || true)
 best=
 # Oldest first (version sort), so "best" ends up the newest.

@@ -16,7 +16,8 @@
 #   rig/qemu/N.req   host guest -> this script: "target|host set_link NIC on|off",
 #                    "target|host stop|cont", "target|host pause SECS" (stop, wait, cont)
 # Replies are N.out + N.rc (written last).
-set -euo pipefail
+# shellcheck source=../../tools/kbuild/strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tools/kbuild/strict.sh"
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 kver='' timeout_s=1800 out=$REPO/build/vm/rig verbose=()

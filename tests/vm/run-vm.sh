@@ -16,7 +16,8 @@
 # the cache directory it prints) instead of a Debian kernel from /boot: bzImage
 # from DIR/build, modules from DIR/root/lib/modules/KVER (bind-mounted at
 # /lib/modules/KVER in the guest), 3 GiB unless --mem, sanitizer boot options.
-set -euo pipefail
+# shellcheck source=../../tools/kbuild/strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tools/kbuild/strict.sh"
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 VMDIR=$REPO/tests/vm

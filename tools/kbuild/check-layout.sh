@@ -10,7 +10,8 @@
 # corrupt memory.  This compares every such struct in MODULE.ko's DWARF with
 # the BTF of the target kernel's own nvme-core.ko / nvme-fabrics.ko, member
 # by member, and fails the build on any difference.
-set -euo pipefail
+# shellcheck source=strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/strict.sh"
 kver=$1 kdir=$2 out=$3 ko=$4
 structs="nvme_ctrl nvme_request nvme_ns nvme_ns_head nvme_ctrl_ops nvmf_ctrl_options nvmf_transport_ops nvmf_host"
 

@@ -3,7 +3,8 @@
 # checkpatch.sh FILE...: the kernel's checkpatch.pl on rnvme sources.  The
 # script comes from the kernel source tarball (KSRC= or Debian's
 # linux-source-X.Y) and is cached under build/checkpatch.
-set -euo pipefail
+# shellcheck source=strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/strict.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cp=$top/build/checkpatch
 if [ ! -x "$cp/scripts/checkpatch.pl" ]; then

@@ -9,7 +9,8 @@
 # come from KSRC= (a kernel tree) or Debian's linux-source-X.Y tarball, whose
 # version must match the target kernel exactly.  The struct layouts are
 # checked against nvme-core.ko's BTF after the build (check-layout.sh).
-set -euo pipefail
+# shellcheck source=strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/strict.sh"
 
 kver=$1 kdir=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)

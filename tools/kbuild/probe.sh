@@ -7,7 +7,8 @@
 # looks at the target kernel's own headers (the build tree and nvme-core's
 # private headers) and yields a HAVE_* define; include/rnvme/compat.h turns
 # them into the newest API so driver files never test kernel versions.
-set -euo pipefail
+# shellcheck source=strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/strict.sh"
 kdir=$1 priv=$2 out=$3
 
 # Debian splits headers into an -arch and a -common tree; look in both.

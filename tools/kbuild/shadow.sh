@@ -4,7 +4,8 @@
 # include/) into SHADOWDIR as per-file symlinks, so kbuild's objects for each
 # target kernel land in that kernel's own build directory and builds for
 # different kernels never overwrite each other.
-set -euo pipefail
+# shellcheck source=strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/strict.sh"
 src=$1 dst=$2
 mkdir -p "$dst"
 ln -sfn "$src/Kbuild" "$dst/Kbuild"

@@ -17,7 +17,8 @@
 #                     host test to run `dkms build` from a staged tree.
 #
 # Environment: DEB_BUILD_OPTIONS is passed through (parallel=2 by default).
-set -euo pipefail
+# shellcheck source=../kbuild/strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../kbuild/strict.sh"
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PKG=$REPO/tools/packaging

@@ -33,7 +33,8 @@
 # directory searched for an OFED Module.symvers (default /usr/src/ofa_kernel),
 # RNVME_MOK_PUB the DKMS certificate (default from /etc/dkms/framework.conf,
 # else /var/lib/dkms/mok.pub).
-set -euo pipefail
+# shellcheck source=../kbuild/strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../kbuild/strict.sh"
 
 verdict=0
 if [ "${1:-}" = --verdict ]; then
