@@ -16,12 +16,20 @@
 #                   /var/cache/rnvme/debug-kernel) and rnvme.ko for it
 #   make install    install rnvme.ko (into /lib/modules/KVER/updates) and the tool
 #   make clean
+#
+# O=DIR puts everything built (module, tool, VM and check output, .debs) under
+# DIR instead of ./build, so a read-only checkout works: make check O=/srv/out.
+# Scripts see it as RNVME_OUT.
 
+RNVME_OUT := $(abspath $(or $(O),$(RNVME_OUT),$(CURDIR)/build))
+# O= means something else to the kernel's make: do not pass it down.
+MAKEOVERRIDES := $(filter-out O=%,$(MAKEOVERRIDES))
+unexport O
 KVER  ?= $(shell tools/kbuild/kver.sh)
 KDIR  ?= /lib/modules/$(KVER)/build
-BUILD ?= $(CURDIR)/build/$(KVER)
-TOOL_BUILD ?= $(CURDIR)/build/tools
-export KSRC
+BUILD ?= $(RNVME_OUT)/$(KVER)
+TOOL_BUILD ?= $(RNVME_OUT)/tools
+export KSRC RNVME_OUT
 
 .PHONY: all module tool check demo bench checkpatch install install-module install-tool clean debug-kernel
 
@@ -39,7 +47,7 @@ module:
 	$(MAKE) -C $(KDIR) M=$(BUILD)/kbuild RNVME_GEN=$(BUILD) modules
 	tools/kbuild/check-layout.sh $(KVER) $(KDIR) $(BUILD) $(BUILD)/kbuild/rnvme.ko
 	cp $(BUILD)/kbuild/rnvme.ko $(BUILD)/rnvme.ko
-	cp $(BUILD)/rnvme.ko $(CURDIR)/rnvme.ko
+	$(if $(O),,cp $(BUILD)/rnvme.ko $(CURDIR)/rnvme.ko)
 	rm -f $(BUILD)/rnvme_kunit.ko
 	if grep -qs '^CONFIG_KUNIT=' $(KDIR)/include/config/auto.conf; then \
 		cp $(BUILD)/kbuild/rnvme_kunit.ko $(BUILD)/rnvme_kunit.ko; fi
@@ -77,7 +85,7 @@ install-tool: tool
 	cmake --install $(TOOL_BUILD)
 
 clean:
-	rm -rf build rnvme.ko
+	rm -rf $(RNVME_OUT) $(if $(O),,rnvme.ko)
 
 # ---- packaging (tools/packaging; see Documentation/packaging.rst) ----
 #   make deb           build rnvme-dkms and rnvme-tools .debs into build/debs/

@@ -12,16 +12,17 @@
 t0=$(date +%s)
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
+export RNVME_OUT=${RNVME_OUT:-$REPO/build}
 if [ "$(id -u)" = 0 ] && [ "${RNVME_SKIP_SETUP:-0}" != 1 ]; then
 	echo "== installing what the bench needs (tests/setup-host.sh)"
-	tests/setup-host.sh | tail -n 1
+	tests/setup-host.sh | grep --line-buffered -E '^(==|setup-host|KVER)'
 fi
 export BENCH_RUNTIME=${BENCH_RUNTIME:-5} BENCH_REPS=${BENCH_REPS:-3}
 KVER=${KVER:-$(tests/lib/kver.sh)}
 echo "== building rnvme.ko for $KVER"
 make module KVER="$KVER" | grep -E 'LAYOUT|error' || true
-[ -f "build/$KVER/rnvme.ko" ] || { echo "bench: module build failed" >&2; exit 1; }
-out=$REPO/build/bench/$(date +%Y%m%d-%H%M%S)
+[ -f "$RNVME_OUT/$KVER/rnvme.ko" ] || { echo "bench: module build failed" >&2; exit 1; }
+out=$RNVME_OUT/bench/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 echo "== bench in a VM: ${BENCH_REPS} reps x ${BENCH_RUNTIME} s per fio run${BENCH_WORKLOADS:+, workloads: $BENCH_WORKLOADS}"
 t1=$(date +%s)

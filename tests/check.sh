@@ -9,6 +9,10 @@
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO" || exit 1
+# Everything built or logged goes under RNVME_OUT (make check O=DIR sets it;
+# default ./build), so a read-only checkout works.
+export RNVME_OUT=${RNVME_OUT:-$REPO/build}
+OUT=$RNVME_OUT
 t_start=$(date +%s)
 pass=0 fail=0 skip=0
 stage() { echo; echo "=== $* ($(($(date +%s) - t_start)) s into make check)"; }
@@ -42,50 +46,76 @@ finish() {
 	exit $?
 }
 
+mkdir -p "$OUT"/check
+k612=""
 if [ "${RNVME_SKIP_SETUP:-0}" != 1 ]; then
-	stage "host setup (apt-get)"
+	stage "host setup: apt-get, both kernels and every tool in one transaction (tests/setup-host.sh --with-612)"
 	if [ "$(id -u)" != 0 ]; then
-		echo "make check installs packages and boots VMs: run it as root" >&2
+		echo "not ok - make check installs packages and boots VMs: run it as root" >&2
 		fail=$((fail + 1))
 		finish
 	fi
-	setup_out=$(tests/setup-host.sh 2>&1)
-	rc=$?
-	echo "$setup_out" | tail -n 5
+	tests/setup-host.sh --with-612 > "$OUT"/check/setup.log 2>&1 &
+	setup_pid=$!
+	# the steps as they happen; apt's own output stays in the log
+	tail -n +1 -f --pid="$setup_pid" "$OUT"/check/setup.log | grep --line-buffered -E '^(==|setup-host|KVER)' || true
+	rc=0
+	wait "$setup_pid" || rc=$?
 	if [ $rc != 0 ]; then
-		echo "not ok - tests/setup-host.sh failed ($rc)"
-		echo "$setup_out" | tail -n 30 | sed 's/^/# /'
+		echo "not ok - tests/setup-host.sh --with-612 failed (exit $rc; full log: $OUT/check/setup.log)"
+		tail -n 30 "$OUT"/check/setup.log | sed 's/^/# /'
 		fail=$((fail + 1))
 		finish
 	fi
-	kv=$(echo "$setup_out" | sed -n 's/^KVER=//p' | tail -n 1)
+	kv=$(sed -n 's/^KVER=//p' "$OUT"/check/setup.log | tail -n 1)
 	[ -n "${KVER:-}" ] || KVER=$kv
+	k612=$(sed -n 's/^KVER612=//p' "$OUT"/check/setup.log | tail -n 1)
 fi
 [ -n "${KVER:-}" ] || KVER=$(tests/lib/kver.sh) || { fail=$((fail + 1)); finish; }
 export KVER
 echo "kernel under test: $KVER"
 
+# The debug kernel (tests/debug-kernel/build.sh: about 20 minutes of two
+# cores on a fresh machine, cached afterwards) builds in the background at
+# nice 19 while the stages below run: the VM suites leave most of the CPU idle
+# (TCG guests waiting on timers, fabric timeouts and the other VM), and the
+# foreground work keeps its priority.  Its stage waits for it at the end.
+dk_pid=""
+if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
+	dk_key=$(tests/debug-kernel/build.sh --print-key 2>/dev/null || true)
+	dk_base=${RNVME_DEBUG_KERNEL_CACHE:-/var/cache/rnvme/debug-kernel}
+	if [ -n "$dk_key" ] && [ -f "$dk_base/$dk_key/stamp" ]; then
+		echo "debug kernel: cached in $dk_base/$dk_key"
+	else
+		echo "== building the debug kernel in the background (about 20 minutes of 2 cores, at nice 19;" \
+			"log: $OUT/check/debug-kernel-build.log)"
+	fi
+	t_dk_build=$(date +%s)
+	tests/debug-kernel/build.sh > "$OUT"/check/debug-kernel-build.out 2> "$OUT"/check/debug-kernel-build.log &
+	dk_pid=$!
+fi
+
 stage "build rnvme.ko for $KVER"
-mkdir -p build/check
-if make module KVER="$KVER" > build/check/module.log 2>&1; then
+mkdir -p "$OUT"/check
+if make module KVER="$KVER" > "$OUT"/check/module.log 2>&1; then
 	pass=$((pass + 1))
-	echo "ok - make module ($(grep -o 'LAYOUT.*' build/check/module.log))"
+	echo "ok - make module ($(grep -o 'LAYOUT.*' "$OUT"/check/module.log))"
 	module_ok=1
 else
 	fail=$((fail + 1))
 	echo "not ok - make module"
-	tail -n 30 build/check/module.log | sed 's/^/# /'
+	tail -n 30 "$OUT"/check/module.log | sed 's/^/# /'
 	module_ok=0
 fi
 
 stage "host-side tests"
 for t in tests/host/[0-9][0-9]-*.sh; do
 	name=$(basename "$t" .sh)
-	"$t" "$KVER" > "build/check/$name.tap" 2>&1
+	"$t" "$KVER" > "$OUT/check/$name.tap" 2>&1
 	rc=$?
-	cat "build/check/$name.tap"
-	count_tap "build/check/$name.tap"
-	if [ $rc != 0 ] && ! grep -q '^not ok' "build/check/$name.tap"; then
+	cat "$OUT/check/$name.tap"
+	count_tap "$OUT/check/$name.tap"
+	if [ $rc != 0 ] && ! grep -q '^not ok' "$OUT/check/$name.tap"; then
 		echo "not ok - $name exited $rc"
 		fail=$((fail + 1))
 	fi
@@ -94,13 +124,13 @@ done
 tool_ok=0
 if [ -f tools/rnvme/CMakeLists.txt ]; then
 	stage "C++ tool: build (-Werror) and unit tests"
-	if make tool > build/check/tool-build.log 2>&1; then
+	if make tool > "$OUT"/check/tool-build.log 2>&1; then
 		pass=$((pass + 1))
 		tool_ok=1
 		echo "ok - make tool"
-		ctest --test-dir build/tools --output-on-failure -j2 > build/check/ctest.log 2>&1
-		tail -n 15 build/check/ctest.log
-		line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' build/check/ctest.log | tail -n 1)
+		ctest --test-dir "$OUT/tools" --output-on-failure -j2 > "$OUT"/check/ctest.log 2>&1
+		tail -n 15 "$OUT"/check/ctest.log
+		line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$OUT"/check/ctest.log | tail -n 1)
 		if [ -n "$line" ]; then
 			total=$(echo "$line" | sed -E 's/.* out of ([0-9]+).*/\1/')
 			nfail=$(echo "$line" | sed -E 's/.*, ([0-9]+) tests failed.*/\1/')
@@ -112,14 +142,14 @@ if [ -f tools/rnvme/CMakeLists.txt ]; then
 	else
 		fail=$((fail + 1))
 		echo "not ok - make tool"
-		tail -n 30 build/check/tool-build.log | sed 's/^/# /'
+		tail -n 30 "$OUT"/check/tool-build.log | sed 's/^/# /'
 	fi
 fi
 
 stage "VM suites on $KVER (QEMU TCG, Soft-RoCE)"
 if [ "$module_ok" = 1 ]; then
-	tests/run-all.sh --kver "$KVER" 2>&1 | tee build/check/vm.log
-	add_total build/check/vm.log "VM suites"
+	tests/run-all.sh --kver "$KVER" 2>&1 | tee "$OUT"/check/vm.log
+	add_total "$OUT"/check/vm.log "VM suites"
 else
 	echo "not ok - VM suites not run: the module did not build"
 	fail=$((fail + 1))
@@ -127,8 +157,8 @@ fi
 
 stage "rnvme tool VM suites on $KVER"
 if [ "$module_ok" = 1 ] && [ "$tool_ok" = 1 ]; then
-	tools/rnvme/tests/vm/run.sh --kver "$KVER" 2>&1 | tee build/check/vm-tool.log | tail -n 25
-	add_total build/check/vm-tool.log "tool VM suites"
+	tools/rnvme/tests/vm/run.sh --kver "$KVER" 2>&1 | tee "$OUT"/check/vm-tool.log | tail -n 25
+	add_total "$OUT"/check/vm-tool.log "tool VM suites"
 else
 	echo "not ok - tool VM suites not run: the module or the tool did not build"
 	fail=$((fail + 1))
@@ -136,8 +166,8 @@ fi
 
 stage "two-VM fault rig on $KVER (target guest + host guest joined by wires on 127.0.0.1)"
 if [ "$module_ok" = 1 ]; then
-	tests/run-all.sh --rig --kver "$KVER" 2>&1 | tee build/check/vm-rig.log
-	add_total build/check/vm-rig.log "rig suites"
+	tests/run-all.sh --rig --kver "$KVER" 2>&1 | tee "$OUT"/check/vm-rig.log
+	add_total "$OUT"/check/vm-rig.log "rig suites"
 else
 	echo "not ok - rig suites not run: the module did not build"
 	fail=$((fail + 1))
@@ -147,26 +177,22 @@ fi
 # core VM suites: load, connect, I/O verify and teardown.
 if [ "${RNVME_SKIP_612:-0}" != 1 ]; then
 	stage "Debian 6.12: build and core VM suites"
-	k612=""
-	if [ "${RNVME_SKIP_SETUP:-0}" != 1 ]; then
-		k612=$(tests/setup-612.sh 2>&1 | tee build/check/setup-612.log | sed -n 's/^KVER612=//p')
-	fi
 	[ -n "$k612" ] || k612=$(ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null |
 		sed 's|.*/linux-headers-||' | sort -V | tail -n 1)
 	if [ -z "$k612" ]; then
-		echo "not ok - no 6.12 kernel installed (tests/setup-612.sh failed: see build/check/setup-612.log)"
+		echo "not ok - no 6.12 kernel installed (run tests/setup-612.sh)"
 		fail=$((fail + 1))
-	elif make module KVER="$k612" > build/check/module-612.log 2>&1; then
+	elif make module KVER="$k612" > "$OUT"/check/module-612.log 2>&1; then
 		pass=$((pass + 1))
-		echo "ok - make module KVER=$k612 ($(grep -o 'LAYOUT.*' build/check/module-612.log))"
+		echo "ok - make module KVER=$k612 ($(grep -o 'LAYOUT.*' "$OUT"/check/module-612.log))"
 		echo "# 6.12 runs the subset 01-load 03-connect 04-io-verify 07-removal (the full set runs on 6.1)"
-		SUITES="01 03 04 07" tests/run-all.sh --kver "$k612" --out build/vm/run-all-612 2>&1 |
-			tee build/check/vm-612.log
-		add_total build/check/vm-612.log "6.12 VM suites"
+		SUITES="01 03 04 07" tests/run-all.sh --kver "$k612" --out "$OUT"/vm/run-all-612 2>&1 |
+			tee "$OUT"/check/vm-612.log
+		add_total "$OUT"/check/vm-612.log "6.12 VM suites"
 	else
 		fail=$((fail + 1))
 		echo "not ok - make module KVER=$k612"
-		tail -n 30 build/check/module-612.log | sed 's/^/# /'
+		tail -n 30 "$OUT"/check/module-612.log | sed 's/^/# /'
 	fi
 fi
 
@@ -182,35 +208,41 @@ if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
 	t_dk=$(date +%s)
 	dk_rxe=${RNVME_DEBUG_SUITES:-00 01 02 03 04 05 06 07 08 09}
 	dk_siw=${RNVME_DEBUG_SIW_SUITES:-03 04 07}
-	dk=$(tests/debug-kernel/build.sh 2> build/check/debug-kernel-build.log | tail -n 1)
+	if kill -0 "$dk_pid" 2>/dev/null; then
+		echo "== waiting for the debug kernel build ($(($(date +%s) - t_dk_build)) s so far; log: $OUT/check/debug-kernel-build.log)"
+		tail -n 1 "$OUT"/check/debug-kernel-build.log
+	fi
+	wait "$dk_pid" || true
+	echo "# debug kernel build/cache lookup: $(($(date +%s) - t_dk_build)) s since it started; $(grep -h 'done:\|cached:' "$OUT"/check/debug-kernel-build.log | tail -n 1)"
+	dk=$(tail -n 1 "$OUT"/check/debug-kernel-build.out)
 	if [ -z "$dk" ] || [ ! -f "$dk/stamp" ]; then
 		fail=$((fail + 1))
 		echo "not ok - debug kernel build (tests/debug-kernel/build.sh)"
-		tail -n 30 build/check/debug-kernel-build.log | sed 's/^/# /'
+		tail -n 30 "$OUT"/check/debug-kernel-build.log | sed 's/^/# /'
 	else
 		dkver=$(cat "$dk/kernel.release")
 		pass=$((pass + 1))
 		echo "ok - debug kernel $dkver in $dk ($(cat "$dk/stamp"))"
-		if make module KVER="$dkver" KDIR="$dk/build" KSRC="$dk/src" > build/check/module-debug.log 2>&1; then
+		if make module KVER="$dkver" KDIR="$dk/build" KSRC="$dk/src" > "$OUT"/check/module-debug.log 2>&1; then
 			pass=$((pass + 1))
-			echo "ok - make module KVER=$dkver ($(grep -o 'LAYOUT.*' build/check/module-debug.log))"
+			echo "ok - make module KVER=$dkver ($(grep -o 'LAYOUT.*' "$OUT"/check/module-debug.log))"
 			# KASAN + TCG: 04-io-verify moves a half (rxe) or a quarter (siw,
 			# about 1 MB/s) of its usual volume; same block sizes and depths
 			dk_div_rxe=${RNVME_DEBUG_IO_DIV:-2}
 			dk_div_siw=${RNVME_DEBUG_SIW_IO_DIV:-4}
 			echo "# kernel $dkver, transport rxe: suites $dk_rxe (fio volumes / $dk_div_rxe)"
 			export RNVME_SUITE_TIMEOUT=${RNVME_SUITE_TIMEOUT:-1800}
-			TEST_IO_DIV=$dk_div_rxe SUITES="$dk_rxe" tests/run-all.sh --kernel-dir "$dk" --out build/vm/run-all-debug 2>&1 |
-				tee build/check/vm-debug-rxe.log
-			add_total build/check/vm-debug-rxe.log "debug kernel VM suites over rxe"
+			TEST_IO_DIV=$dk_div_rxe SUITES="$dk_rxe" tests/run-all.sh --kernel-dir "$dk" --out "$OUT"/vm/run-all-debug 2>&1 |
+				tee "$OUT"/check/vm-debug-rxe.log
+			add_total "$OUT"/check/vm-debug-rxe.log "debug kernel VM suites over rxe"
 			echo "# kernel $dkver, transport siw: suites $dk_siw (fio volumes / $dk_div_siw)"
 			TEST_IO_DIV=$dk_div_siw RNVME_RDMA=siw SUITES="$dk_siw" tests/run-all.sh --kernel-dir "$dk" \
-				--out build/vm/run-all-debug-siw 2>&1 | tee build/check/vm-debug-siw.log
-			add_total build/check/vm-debug-siw.log "debug kernel VM suites over siw"
+				--out "$OUT"/vm/run-all-debug-siw 2>&1 | tee "$OUT"/check/vm-debug-siw.log
+			add_total "$OUT"/check/vm-debug-siw.log "debug kernel VM suites over siw"
 		else
 			fail=$((fail + 1))
 			echo "not ok - make module KVER=$dkver KDIR=$dk/build"
-			tail -n 30 build/check/module-debug.log | sed 's/^/# /'
+			tail -n 30 "$OUT"/check/module-debug.log | sed 's/^/# /'
 		fi
 	fi
 	echo "# debug-kernel stage: kernel ${dkver:-none}; rxe: $dk_rxe; siw: $dk_siw; $(($(date +%s) - t_dk)) s wall time"

@@ -5,18 +5,20 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../tools/kbuild/strict.sh"
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
+export RNVME_OUT=${RNVME_OUT:-$REPO/build}
+OUT_ROOT=$RNVME_OUT
 if [ "$(id -u)" = 0 ] && [ "${RNVME_SKIP_SETUP:-0}" != 1 ]; then
 	echo "== installing what the demo needs (tests/setup-host.sh)"
-	tests/setup-host.sh | tail -n 3
+	tests/setup-host.sh | grep --line-buffered -E '^(==|setup-host|KVER)'
 fi
 KVER=${KVER:-$(tests/lib/kver.sh)}
 echo "== building rnvme.ko for $KVER"
 make module KVER="$KVER" | grep -E 'LAYOUT|EXTRACT|error' || true
-[ -f "build/$KVER/rnvme.ko" ] || { echo "demo: module build failed (run: make module)" >&2; exit 1; }
+[ -f "$OUT_ROOT/$KVER/rnvme.ko" ] || { echo "demo: module build failed (run: make module)" >&2; exit 1; }
 if [ -f tools/rnvme/CMakeLists.txt ]; then
 	echo "== building the rnvme tool"
 	make tool > /dev/null || echo "demo: tool build failed; the demo uses nvme-cli instead" >&2
 fi
 echo "== booting the VM (QEMU TCG, about a minute)"
-exec tests/vm/run-vm.sh --kver "$KVER" --timeout 900 --out "$REPO/build/vm/demo" -v \
+exec tests/vm/run-vm.sh --kver "$KVER" --timeout 900 --out "$OUT_ROOT/vm/demo" -v \
 	-- "$REPO/tests/guest/demo.sh"

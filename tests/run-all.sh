@@ -15,6 +15,7 @@
 # shellcheck source=../tools/kbuild/strict.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tools/kbuild/strict.sh"
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT_ROOT=${RNVME_OUT:-$REPO/build}
 
 kver='' timeout_s=3600 out='' verbose=() rig=0 kdir=()
 while [ $# -gt 0 ]; do
@@ -31,11 +32,11 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$kver" ] || kver=$("$REPO/tests/lib/kver.sh")
 if [ -z "$out" ]; then
-	if [ "$rig" = 1 ]; then out=$REPO/build/vm/rig; else out=$REPO/build/vm/run-all; fi
+	if [ "$rig" = 1 ]; then out=$OUT_ROOT/vm/rig; else out=$OUT_ROOT/vm/run-all; fi
 fi
 export HOST_DRIVER=${HOST_DRIVER:-rnvme}
-if [ "$HOST_DRIVER" != inbox ] && [ ! -r "$REPO/build/$kver/rnvme.ko" ] && [ -z "${RNVME_KO:-}" ]; then
-	echo "run-all: $REPO/build/$kver/rnvme.ko not found: build it first (make), or use HOST_DRIVER=inbox" >&2
+if [ "$HOST_DRIVER" != inbox ] && [ ! -r "$OUT_ROOT/$kver/rnvme.ko" ] && [ -z "${RNVME_KO:-}" ]; then
+	echo "run-all: $OUT_ROOT/$kver/rnvme.ko not found: build it first (make), or use HOST_DRIVER=inbox" >&2
 	echo "0 passed, 1 failed"
 	exit 1
 fi

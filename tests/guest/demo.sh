@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 
 step() { echo; echo "### $*"; }
-tool=$REPO/build/tools/rnvme
+tool=${RNVME_OUT:-$REPO/build}/tools/rnvme
 [ -x "$tool" ] || tool=
 
 step "Soft-RoCE: rxe0 on veth0 ($HOST_IP4, host) and rxe1 on veth1 ($TGT_IP4, target)"

@@ -23,7 +23,7 @@ has() { printf '%s\n' "$1" | grep -qE "$2"; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-debs=$REPO/build/debs
+debs=${RNVME_OUT:-$REPO/build}/debs
 pkgver=$(dpkg-parsechangelog -l "$REPO/tools/packaging/debian/changelog" -SVersion)
 upver=${pkgver%-*}
 

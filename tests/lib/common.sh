@@ -16,7 +16,7 @@
 : "${HOST_DRIVER:=rnvme}"
 : "${TRANSPORT:=rdma}"
 : "${RNVME_PARAMS:=}"
-: "${RNVME_KO:=$REPO/build/$(uname -r)/rnvme.ko}"
+: "${RNVME_KO:=${RNVME_OUT:-$REPO/build}/$(uname -r)/rnvme.ko}"
 export REPO HOST_DRIVER TRANSPORT RNVME_PARAMS RNVME_KO
 
 # shellcheck disable=SC2034 # constants used by the suites

@@ -20,7 +20,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../../tools/kbuild/strict.sh"
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-kver='' timeout_s=1800 out=$REPO/build/vm/rig verbose=()
+kver='' timeout_s=1800 out=${RNVME_OUT:-$REPO/build}/vm/rig verbose=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kver) kver=${2:?}; shift 2 ;;

@@ -16,8 +16,9 @@ set -uo pipefail
 suite_begin
 
 kver=$(uname -r)
-deb=$(find "$REPO/build/debs" -maxdepth 1 -name 'rnvme-dkms_*_all.deb' 2>/dev/null | sort -V | tail -n 1)
-[ -n "$deb" ] || bail "no rnvme-dkms .deb in $REPO/build/debs: run tests/host/20-packaging.sh or make deb on the host"
+debs=${RNVME_OUT:-$REPO/build}/debs
+deb=$(find "$debs" -maxdepth 1 -name 'rnvme-dkms_*_all.deb' 2>/dev/null | sort -V | tail -n 1)
+[ -n "$deb" ] || bail "no rnvme-dkms .deb in $debs: run tests/host/20-packaging.sh or make deb on the host"
 pkgver=$(dpkg-deb -f "$deb" Version)
 upver=${pkgver%-*}
 echo "# package $(basename "$deb"), kernel $kver"
@@ -54,7 +55,7 @@ modprobe nvme-fabrics || bail "modprobe nvme-fabrics"
 #      still registers, places (updates/dkms), depmods and, on purge, removes
 #      it; only the compile happened on the host, where 20-packaging.sh
 #      checks it.
-bin=$REPO/build/debs/rnvme-$upver-$kver.dkms-binaries.tar.gz
+bin=$debs/rnvme-$upver-$kver.dkms-binaries.tar.gz
 guest_build=${RNVME_DKMS_GUEST_BUILD:-}
 if [ -z "$guest_build" ]; then
 	if [ -s "$bin" ]; then guest_build=0; else guest_build=1; fi

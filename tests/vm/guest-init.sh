@@ -56,10 +56,27 @@ if [ ! -r /results/.vm/cmd.sh ]; then
 	echo "rnvme-guest: /results/.vm/cmd.sh missing" >&2
 	poweroff_now
 fi
-# Defines REPO, KVER, GUEST_CMD=(...) and exported pass-through variables.
+# Defines REPO, KVER, SHARES=(...), GUEST_CMD=(...) and exported pass-through variables.
 # shellcheck disable=SC1091
 . /results/.vm/cmd.sh
 export REPO KVER RESULTS=/results
+
+# SHARES[i] is the host directory exported as 9p tag shareI (read-only): mount it
+# at the same path, writable through a tmpfs overlay like the rest of /.  This
+# is what makes a checkout under /tmp (hidden by the fresh tmpfs above) visible.
+i=0
+for d in "${SHARES[@]}"; do
+	lower=/run/rnvme-share/$i
+	mkdir -p "$lower" "$lower.rw" "$d"
+	if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose "share$i" "$lower" ||
+		! mount -t tmpfs tmpfs "$lower.rw" || ! mkdir -p "$lower.rw/upper" "$lower.rw/work" ||
+		! mount -t overlay overlay -o "lowerdir=$lower,upperdir=$lower.rw/upper,workdir=$lower.rw/work" "$d"; then
+		echo "rnvme-guest: FATAL: cannot mount host directory $d (9p tag share$i)" >&2
+		echo 125 > /results/exit-code
+		poweroff_now
+	fi
+	i=$((i + 1))
+done
 
 if [ "$(uname -r)" != "$KVER" ]; then
 	echo "rnvme-guest: WARNING running kernel $(uname -r) != requested $KVER" >&2

@@ -42,7 +42,7 @@ mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work 
 mkdir -p /newroot/results
 mount -t 9p -o trans=virtio,version=9p2000.L,rw,msize=262144,cache=none results /newroot/results \
 	|| fail "cannot mount the results share (9p tag results)"
-[ -x "/newroot$guest_init" ] || fail "guest init $guest_init not found/executable in host root"
+[ -x "/newroot$guest_init" ] || fail "guest init $guest_init not found/executable (run-vm.sh puts it on the results share)"
 
 umount /proc /sys 2>/dev/null
 umount /dev 2>/dev/null

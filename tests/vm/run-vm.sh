@@ -5,9 +5,13 @@
 # usage: tests/vm/run-vm.sh [--kver KVER | --kernel-dir DIR] [--timeout SECS] [--mem MB] [--smp N]
 #                           [--out DIR] [--qemu-arg ARG]... [-v] -- GUEST_CMD [ARGS...]
 #
-# GUEST_CMD must be visible in the guest at the same absolute path (it is: the
-# whole host / is shared). It runs with REPO, KVER and RESULTS=/results set; the
-# --out directory is /results in the guest. Exit status = GUEST_CMD's status.
+# The guest sees the host / read-only (9p + tmpfs overlay), and the checkout
+# (REPO) and the build root (RNVME_OUT, default REPO/build) at their host paths
+# through shares of their own (with a tmpfs overlay each): a checkout under
+# /tmp, /run or /var/tmp, which the guest mounts fresh, works like any other.
+# GUEST_CMD must live in one of those. It runs with REPO, KVER and
+# RESULTS=/results set; the --out directory is /results in the guest. Exit
+# status = GUEST_CMD's status.
 # Environment passed to the guest: HOST_DRIVER TRANSPORT SUITES VERBOSE and every
 # variable whose name starts with RNVME_, TEST_ or BENCH_. --qemu-arg adds one
 # QEMU argument (the two-VM rig adds NICs, a monitor and a shared directory).
@@ -28,7 +32,8 @@ timeout_s=1800
 mem=
 smp=2
 extra_qemu=()
-out=$REPO/build/vm/out
+OUT_ROOT=${RNVME_OUT:-$REPO/build}
+out=$OUT_ROOT/vm/out
 verbose=${VERBOSE:-0}
 accel=${RNVME_VM_ACCEL:-tcg,thread=multi}
 
@@ -87,9 +92,19 @@ file -L "$busybox_bin" 2>/dev/null | grep -q 'statically linked' \
 gcmd=$(realpath -e "$1" 2>/dev/null) || die "guest command '$1' not found"
 shift
 [ -x "$gcmd" ] || die "guest command $gcmd is not executable"
-case "$gcmd" in
-/tmp/*|/run/*|/var/tmp/*|/dev/*|/proc/*|/sys/*)
-	die "guest command $gcmd lives in a directory the guest mounts fresh; put it in the repo" ;;
+
+# Host directories the guest mounts at their own paths: the checkout and the
+# build root (when it is outside the checkout).
+shares=("$REPO")
+mkdir -p "$OUT_ROOT"
+OUT_ROOT=$(realpath -e "$OUT_ROOT")
+case "$OUT_ROOT/" in "$REPO"/*) ;; *) shares+=("$OUT_ROOT") ;; esac
+inshare=0
+for d in "${shares[@]}"; do
+	case "$gcmd" in "$d"/*) inshare=1 ;; esac
+done
+case "$gcmd" in /dev/*|/proc/*|/sys/*|/tmp/*|/run/*|/var/tmp/*) [ "$inshare" = 1 ] ||
+	die "guest command $gcmd is outside the checkout ($REPO) in a directory the guest mounts fresh" ;;
 esac
 
 mkdir -p "$out"
@@ -107,7 +122,7 @@ fi
 # ---------------------------------------------------------------- initramfs
 # Modules needed to reach the host root; builtins are skipped.
 initramfs_mods="virtio_pci 9pnet_virtio 9p overlay"
-cache=$REPO/build/vm/$kver
+cache=$OUT_ROOT/vm/$kver
 initrd=$cache/initramfs.cpio.gz
 
 resolve_modules() {
@@ -166,8 +181,14 @@ build_initramfs
 rm -rf "$out/.vm"
 rm -f "$out/exit-code" "$out/dmesg.txt" "$out/console.log"
 mkdir -p "$out/.vm"
+# The initramfs runs the guest init from the results share: no host path (which
+# may hold spaces or be hidden by the guest's fresh /tmp) on the kernel command line.
+install -m 0755 "$VMDIR/guest-init.sh" "$out/.vm/guest-init.sh"
 {
 	printf 'REPO=%q\nKVER=%q\n' "$REPO" "$kver"
+	printf 'SHARES=('
+	printf '%q ' "${shares[@]}"
+	printf ')\n'
 	printf 'GUEST_CMD=('
 	printf '%q ' "$gcmd" "$@"
 	printf ')\n'
@@ -179,7 +200,7 @@ mkdir -p "$out/.vm"
 
 # ---------------------------------------------------------------- QEMU
 console=$out/console.log
-append="console=ttyS0 panic=-1 quiet rnvme_init=$VMDIR/guest-init.sh"
+append="console=ttyS0 panic=-1 quiet rnvme_init=/results/.vm/guest-init.sh"
 append="$append nokaslr tsc=reliable no_timer_check mitigations=off"
 if [ -n "$kdir" ]; then
 	# Debug kernel: guest-init.sh bind-mounts its modules at /lib/modules/KVER;
@@ -192,8 +213,13 @@ qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$mem"
 	-nic none -nographic -no-reboot
 	-kernel "$kernel" -initrd "$initrd" -append "$append"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
-	-virtfs "local,path=$out,mount_tag=results,security_model=none,multidevs=remap"
-	"${extra_qemu[@]}")
+	-virtfs "local,path=$out,mount_tag=results,security_model=none,multidevs=remap")
+i=0
+for d in "${shares[@]}"; do
+	qemu+=(-virtfs "local,path=$d,mount_tag=share$i,security_model=none,readonly=on,multidevs=remap")
+	i=$((i + 1))
+done
+qemu+=("${extra_qemu[@]}")
 
 echo "run-vm: kernel $kver, ${mem} MiB, timeout ${timeout_s}s, out $out" >&2
 echo "run-vm: guest command: $gcmd $*" >&2

@@ -6,7 +6,7 @@
 # shellcheck source=strict.sh
 . "$(dirname "${BASH_SOURCE[0]}")/strict.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
-cp=$top/build/checkpatch
+cp=${RNVME_OUT:-$top/build}/checkpatch
 if [ ! -x "$cp/scripts/checkpatch.pl" ]; then
 	mkdir -p "$cp"
 	if [ -n "${KSRC:-}" ] && [ -f "$KSRC/scripts/checkpatch.pl" ]; then

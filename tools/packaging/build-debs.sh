@@ -22,7 +22,7 @@
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PKG=$REPO/tools/packaging
-out=$REPO/build/debs
+out=${RNVME_OUT:-$REPO/build}/debs
 stage_only=""
 indep=0
 
@@ -71,7 +71,7 @@ for t in "${tools[@]}"; do
 		die "'$t' not found: apt-get install dpkg-dev debhelper dh-dkms cmake python3-docutils (or run tests/setup-host.sh)"
 done
 
-stage=$REPO/build/debs/stage
+stage=${RNVME_OUT:-$REPO/build}/debs/stage
 src=$stage/rnvme-$up_ver
 rm -rf "$stage"
 mkdir -p "$src/tools" "$out"

@@ -9,7 +9,7 @@ _here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../../../../tests/lib/common.sh
 . "$_here/../../../../tests/lib/common.sh"
 
-: "${RNVME_BIN:=$REPO/build/tools/rnvme}"
+: "${RNVME_BIN:=${RNVME_OUT:-$REPO/build}/tools/rnvme}"
 R_OUT=$(mktemp)
 R_ERR=$(mktemp)
 R_RC=0

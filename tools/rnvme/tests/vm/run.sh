@@ -8,7 +8,7 @@
 # "N passed, N failed, N skipped"; the exit status is non-zero on any failure.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../../../.." && pwd)
-out=$repo/build/vm/rnvme-tool
+out=${RNVME_OUT:-$repo/build}/vm/rnvme-tool
 mkdir -p "$out"
 rm -rf "$out/rnvme-tool"
 export RNVME_TOOL_SUITES=${RNVME_TOOL_SUITES:-}
