@@ -55,6 +55,7 @@ if [ "${RNVME_SKIP_SETUP:-0}" != 1 ]; then
 		fail=$((fail + 1))
 		finish
 	fi
+	: > "$OUT"/check/setup.log
 	tests/setup-host.sh --with-612 > "$OUT"/check/setup.log 2>&1 &
 	setup_pid=$!
 	# the steps as they happen; apt's own output stays in the log
