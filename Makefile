@@ -21,7 +21,9 @@
 # DIR instead of ./build, so a read-only checkout works: make check O=/srv/out.
 # Scripts see it as RNVME_OUT.
 
-RNVME_OUT := $(abspath $(or $(O),$(RNVME_OUT),$(CURDIR)/build))
+# Only O= chooses it (not an inherited RNVME_OUT: make -C on a copy of the
+# tree, as the host tests do, must build into that copy).
+RNVME_OUT := $(abspath $(or $(O),$(CURDIR)/build))
 # O= means something else to the kernel's make: do not pass it down.
 MAKEOVERRIDES := $(filter-out O=%,$(MAKEOVERRIDES))
 unexport O

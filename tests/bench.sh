@@ -20,7 +20,7 @@ fi
 export BENCH_RUNTIME=${BENCH_RUNTIME:-5} BENCH_REPS=${BENCH_REPS:-3}
 KVER=${KVER:-$(tests/lib/kver.sh)}
 echo "== building rnvme.ko for $KVER"
-make module KVER="$KVER" | grep -E 'LAYOUT|error' || true
+make module O="$RNVME_OUT" KVER="$KVER" | grep -E 'LAYOUT|error' || true
 [ -f "$RNVME_OUT/$KVER/rnvme.ko" ] || { echo "bench: module build failed" >&2; exit 1; }
 out=$RNVME_OUT/bench/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"

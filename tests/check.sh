@@ -98,7 +98,7 @@ fi
 
 stage "build rnvme.ko for $KVER"
 mkdir -p "$OUT"/check
-if make module KVER="$KVER" > "$OUT"/check/module.log 2>&1; then
+if make module O="$OUT" KVER="$KVER" > "$OUT"/check/module.log 2>&1; then
 	pass=$((pass + 1))
 	echo "ok - make module ($(grep -o 'LAYOUT.*' "$OUT"/check/module.log))"
 	module_ok=1
@@ -125,7 +125,7 @@ done
 tool_ok=0
 if [ -f tools/rnvme/CMakeLists.txt ]; then
 	stage "C++ tool: build (-Werror) and unit tests"
-	if make tool > "$OUT"/check/tool-build.log 2>&1; then
+	if make tool O="$OUT" > "$OUT"/check/tool-build.log 2>&1; then
 		pass=$((pass + 1))
 		tool_ok=1
 		echo "ok - make tool"
@@ -183,7 +183,7 @@ if [ "${RNVME_SKIP_612:-0}" != 1 ]; then
 	if [ -z "$k612" ]; then
 		echo "not ok - no 6.12 kernel installed (run tests/setup-612.sh)"
 		fail=$((fail + 1))
-	elif make module KVER="$k612" > "$OUT"/check/module-612.log 2>&1; then
+	elif make module O="$OUT" KVER="$k612" > "$OUT"/check/module-612.log 2>&1; then
 		pass=$((pass + 1))
 		echo "ok - make module KVER=$k612 ($(grep -o 'LAYOUT.*' "$OUT"/check/module-612.log))"
 		echo "# 6.12 runs the subset 01-load 03-connect 04-io-verify 07-removal (the full set runs on 6.1)"
@@ -224,7 +224,7 @@ if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
 		dkver=$(cat "$dk/kernel.release")
 		pass=$((pass + 1))
 		echo "ok - debug kernel $dkver in $dk ($(cat "$dk/stamp"))"
-		if make module KVER="$dkver" KDIR="$dk/build" KSRC="$dk/src" > "$OUT"/check/module-debug.log 2>&1; then
+		if make module O="$OUT" KVER="$dkver" KDIR="$dk/build" KSRC="$dk/src" > "$OUT"/check/module-debug.log 2>&1; then
 			pass=$((pass + 1))
 			echo "ok - make module KVER=$dkver ($(grep -o 'LAYOUT.*' "$OUT"/check/module-debug.log))"
 			# KASAN + TCG: 04-io-verify moves a half (rxe) or a quarter (siw,

@@ -13,11 +13,11 @@ if [ "$(id -u)" = 0 ] && [ "${RNVME_SKIP_SETUP:-0}" != 1 ]; then
 fi
 KVER=${KVER:-$(tests/lib/kver.sh)}
 echo "== building rnvme.ko for $KVER"
-make module KVER="$KVER" | grep -E 'LAYOUT|EXTRACT|error' || true
+make module O="$OUT_ROOT" KVER="$KVER" | grep -E 'LAYOUT|EXTRACT|error' || true
 [ -f "$OUT_ROOT/$KVER/rnvme.ko" ] || { echo "demo: module build failed (run: make module)" >&2; exit 1; }
 if [ -f tools/rnvme/CMakeLists.txt ]; then
 	echo "== building the rnvme tool"
-	make tool > /dev/null || echo "demo: tool build failed; the demo uses nvme-cli instead" >&2
+	make tool O="$OUT_ROOT" > /dev/null || echo "demo: tool build failed; the demo uses nvme-cli instead" >&2
 fi
 echo "== booting the VM (QEMU TCG, about a minute)"
 exec tests/vm/run-vm.sh --kver "$KVER" --timeout 900 --out "$OUT_ROOT/vm/demo" -v \
