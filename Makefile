@@ -24,6 +24,9 @@
 # Only O= chooses it (not an inherited RNVME_OUT: make -C on a copy of the
 # tree, as the host tests do, must build into that copy).
 RNVME_OUT := $(abspath $(or $(O),$(CURDIR)/build))
+ifeq ($(RNVME_OUT),/)
+$(error O=/ is not a build directory (make clean removes it))
+endif
 # O= means something else to the kernel's make: do not pass it down.
 MAKEOVERRIDES := $(filter-out O=%,$(MAKEOVERRIDES))
 unexport O
