@@ -1,11 +1,17 @@
 #!/bin/bash
 # make bench: fio in one VM against rnvme, the in-tree nvme_rdma and nvme_tcp
-# on the same nvmet target, in rotating order, BENCH_REPS times; prints the
-# ratio table and writes results.md, results.json and ratios.png under
-# build/bench/<time>/.  The defaults (8 workloads x 3 transports x 3 reps of
-# 5 s + 1 s ramp) keep the whole run, build included, under 20 minutes on a
-# 2-CPU host; the total time is printed at the end.
-#   BENCH_RUNTIME=5 BENCH_REPS=3 BENCH_WORKLOADS="randread-4k-qd1 ..."
+# on the same nvmet target; writes results.md, results.json, ratios.png,
+# bench.jsonl and raw/ under build/bench/<time>/ (build/bench/latest points at
+# the newest) and prints the table.  Documentation/bench.rst explains it.
+#   BENCH_CLOCK=icount (default): one vCPU under QEMU -icount shift=0: the
+#       guest clock counts instructions, figures are instructions per I/O and
+#       repeat exactly; 1 repetition of 2 s (2e9 instructions) per run, then a
+#       profile pass (perf, kprobes) for the module's own instructions per I/O
+#   BENCH_CLOCK=wall: two vCPUs, wall-clock IOPS (±10-25 % between runs
+#       here); 3 repetitions of 5 s + 1 s ramp, no profile pass
+#   BENCH_RUNTIME BENCH_REPS BENCH_WORKLOADS="randread-4k-qd1 ..."
+#   BENCH_PROFILE=0|1  BENCH_PROFILE_WORKLOADS="..."  BENCH_PERIOD=100000
+#   BENCH_RNVME_PARAMS="test_extra_work=200"  rnvme module parameters
 #   RNVME_SKIP_SETUP=1  do not run tests/setup-host.sh (apt-get)
 # shellcheck source=../tools/kbuild/strict.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tools/kbuild/strict.sh"
@@ -17,23 +23,35 @@ if [ "$(id -u)" = 0 ] && [ "${RNVME_SKIP_SETUP:-0}" != 1 ]; then
 	echo "== installing what the bench needs (tests/setup-host.sh)"
 	tests/setup-host.sh | grep --line-buffered -E '^(==|setup-host|KVER)'
 fi
-export BENCH_RUNTIME=${BENCH_RUNTIME:-5} BENCH_REPS=${BENCH_REPS:-3}
+export BENCH_CLOCK=${BENCH_CLOCK:-icount}
+vmargs=()
+case "$BENCH_CLOCK" in
+icount)
+	export BENCH_RUNTIME=${BENCH_RUNTIME:-2} BENCH_REPS=${BENCH_REPS:-1} BENCH_PROFILE=${BENCH_PROFILE:-1}
+	vmargs=(--icount) ;;
+wall)
+	export BENCH_RUNTIME=${BENCH_RUNTIME:-5} BENCH_REPS=${BENCH_REPS:-3} BENCH_PROFILE=${BENCH_PROFILE:-0} ;;
+*) echo "bench: BENCH_CLOCK must be icount or wall, not '$BENCH_CLOCK'" >&2; exit 2 ;;
+esac
 KVER=${KVER:-$(tests/lib/kver.sh)}
 echo "== building rnvme.ko for $KVER"
 make module O="$RNVME_OUT" KVER="$KVER" | grep -E 'LAYOUT|error' || true
-[ -f "$RNVME_OUT/$KVER/rnvme.ko" ] || { echo "bench: module build failed" >&2; exit 1; }
+[ -f "$RNVME_OUT/$KVER/rnvme.ko" ] || { echo "bench: module build failed (run: make module)" >&2; exit 1; }
+commit=$(git -C "$REPO" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+[ -z "$(git -C "$REPO" status --porcelain -- drivers include tests 2>/dev/null)" ] || commit=$commit-dirty
 out=$RNVME_OUT/bench/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
-echo "== bench in a VM: ${BENCH_REPS} reps x ${BENCH_RUNTIME} s per fio run${BENCH_WORKLOADS:+, workloads: $BENCH_WORKLOADS}"
+ln -sfn "$(basename "$out")" "$RNVME_OUT/bench/latest"
+echo "== bench in a VM ($BENCH_CLOCK clock): ${BENCH_REPS} rep(s) x ${BENCH_RUNTIME} s per fio run${BENCH_WORKLOADS:+, workloads: $BENCH_WORKLOADS}, profile pass ${BENCH_PROFILE}"
 t1=$(date +%s)
-tests/vm/run-vm.sh --kver "$KVER" --timeout 2400 --out "$out" -v \
+tests/vm/run-vm.sh --kver "$KVER" "${vmargs[@]}" --timeout 2400 --out "$out" -v \
 	-- "$REPO/tests/guest/bench.sh" | grep --line-buffered -E '^# |run-vm' || true
 [ -s "$out/bench.jsonl" ] || { echo "bench: no results (see $out/console.log)" >&2; exit 1; }
 # Debian's python3 (its python3-matplotlib draws the chart), not one that
 # happens to come first in PATH.
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
-"$py" tests/bench/report.py "$out/bench.jsonl" "$out"
+"$py" tests/bench/report.py "$out/bench.jsonl" "$out" --clock "$BENCH_CLOCK" --commit "$commit"
 t2=$(date +%s)
 echo
-echo "bench: VM $((t2 - t1)) s, total $((t2 - t0)) s; results in $out (results.md, results.json, ratios.png, bench.jsonl, raw/)"
+echo "bench: VM $((t2 - t1)) s, total $((t2 - t0)) s; results in $out (results.md, results.json, ratios.png, bench.jsonl, raw/); $RNVME_OUT/bench/latest -> $(basename "$out")"

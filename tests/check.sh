@@ -231,15 +231,15 @@ if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
 			# about 1 MB/s) of its usual volume; same block sizes and depths
 			dk_div_rxe=${RNVME_DEBUG_IO_DIV:-2}
 			dk_div_siw=${RNVME_DEBUG_SIW_IO_DIV:-4}
-			echo "# kernel $dkver, transport rxe: suites $dk_rxe (fio volumes / $dk_div_rxe)"
+			# one boot: the rxe suites, then the siw ones (NN-name@siw)
+			siw_list=""
+			for n in $dk_siw; do siw_list="$siw_list siw:$n"; done
+			echo "# kernel $dkver, one boot: over rxe suites $dk_rxe (fio volumes / $dk_div_rxe), over siw$siw_list (/ $dk_div_siw)"
 			export RNVME_SUITE_TIMEOUT=${RNVME_SUITE_TIMEOUT:-1800}
-			TEST_IO_DIV=$dk_div_rxe SUITES="$dk_rxe" tests/run-all.sh --kernel-dir "$dk" --out "$OUT"/vm/run-all-debug 2>&1 |
-				tee "$OUT"/check/vm-debug-rxe.log
-			add_total "$OUT"/check/vm-debug-rxe.log "debug kernel VM suites over rxe"
-			echo "# kernel $dkver, transport siw: suites $dk_siw (fio volumes / $dk_div_siw)"
-			TEST_IO_DIV=$dk_div_siw RNVME_RDMA=siw SUITES="$dk_siw" tests/run-all.sh --kernel-dir "$dk" \
-				--out "$OUT"/vm/run-all-debug-siw 2>&1 | tee "$OUT"/check/vm-debug-siw.log
-			add_total "$OUT"/check/vm-debug-siw.log "debug kernel VM suites over siw"
+			TEST_IO_DIV=$dk_div_rxe TEST_IO_DIV_SIW=$dk_div_siw SUITES="$dk_rxe$siw_list" \
+				tests/run-all.sh --kernel-dir "$dk" --out "$OUT"/vm/run-all-debug 2>&1 |
+				tee "$OUT"/check/vm-debug.log
+			add_total "$OUT"/check/vm-debug.log "debug kernel VM suites (rxe, siw)"
 		else
 			fail=$((fail + 1))
 			echo "not ok - make module KVER=$dkver KDIR=$dk/build"

@@ -113,6 +113,8 @@ static int rnvme_post_send(struct rnvme_queue *queue, struct rnvme_qe *qe,
 		first = &wr;
 
 	ret = ib_post_send(queue->qp, first, NULL);
+	if (likely(!ret))
+		rnvme_count_wrs(queue, first == &wr ? 1 : 2);
 	if (unlikely(ret))
 		dev_err_ratelimited(queue->ctrl->ctrl.device,
 				    "queue %d: posting SEND failed (%d)\n",
@@ -139,6 +141,8 @@ int rnvme_post_recv(struct rnvme_queue *queue, struct rnvme_qe *qe)
 	wr.num_sge = 1;
 
 	ret = ib_post_recv(queue->qp, &wr, NULL);
+	if (likely(!ret))
+		rnvme_count_wrs(queue, 1);
 	if (unlikely(ret))
 		dev_err_ratelimited(queue->ctrl->ctrl.device,
 				    "queue %d: posting RECV failed (%d)\n",
@@ -301,6 +305,15 @@ static int rnvme_init_admin_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 	return 0;
 }
 
+/* test_extra_work: three instructions an iteration (add, compare, branch) */
+static noinline void rnvme_test_burn(unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		barrier();
+}
+
 static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 				   const struct blk_mq_queue_data *bd)
 {
@@ -316,6 +329,9 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	int err;
 
 	WARN_ON_ONCE(rq->tag < 0);
+
+	if (unlikely(rnvme_test_extra_work))
+		rnvme_test_burn(READ_ONCE(rnvme_test_extra_work));
 
 	if (!nvme_check_ready(&queue->ctrl->ctrl, rq, ready))
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);

@@ -198,7 +198,12 @@ int rnvme_inv_rkey(struct rnvme_queue *queue, struct rnvme_request *req)
 		.ex.invalidate_rkey = req->mr->rkey,
 	};
 
+	int ret;
+
 	req->reg_cqe.done = rnvme_inv_rkey_done;
 	wr.wr_cqe = &req->reg_cqe;
-	return ib_post_send(queue->qp, &wr, NULL);
+	ret = ib_post_send(queue->qp, &wr, NULL);
+	if (likely(!ret))
+		rnvme_count_wrs(queue, 1);
+	return ret;
 }

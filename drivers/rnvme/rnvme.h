@@ -111,7 +111,14 @@ struct rnvme_queue {
 	struct completion	cm_done;
 	struct mutex		queue_lock;
 	bool			poll;
+	u64			wr_posted;
 };
+
+/* work requests posted on @queue (make bench's wr_per_io; racy by design) */
+static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
+{
+	data_race(queue->wr_posted += n);
+}
 
 /**
  * struct rnvme_request - per-request transport state (blk-mq PDU)
@@ -233,6 +240,7 @@ extern bool rnvme_register_always;
 extern char rnvme_transport_name[];
 extern unsigned int rnvme_reconnect_backoff_max;
 extern unsigned int rnvme_reconnect_jitter;
+extern unsigned int rnvme_test_extra_work;
 struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id);
 void rnvme_device_put(struct rnvme_device *dev);
 void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl);

@@ -104,6 +104,20 @@ static ssize_t rdma_device_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(rdma_device);
 
+/* work requests posted on all queues since the controller was created */
+static ssize_t wr_posted_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	struct rnvme_ctrl *ctrl = dev_to_rnvme_ctrl(dev);
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < ctrl->ctrl.queue_count; i++)
+		sum += data_race(READ_ONCE(ctrl->queues[i].wr_posted));
+	return sysfs_emit(buf, "%llu\n", sum);
+}
+static DEVICE_ATTR_RO(wr_posted);
+
 static struct attribute *rnvme_ctrl_attrs[] = {
 	&dev_attr_error_recoveries.attr,
 	&dev_attr_reconnect_attempts.attr,
@@ -112,6 +126,7 @@ static struct attribute *rnvme_ctrl_attrs[] = {
 	&dev_attr_next_reconnect_ms.attr,
 	&dev_attr_inline_data_size.attr,
 	&dev_attr_rdma_device.attr,
+	&dev_attr_wr_posted.attr,
 	NULL,
 };
 

@@ -1,158 +1,248 @@
 #!/usr/bin/env python3
-"""Summarise a `make bench` run: medians per transport and workload, the
-ratios rnvme / nvme_rdma and rnvme / nvme_tcp, as Markdown, JSON and a PNG
-chart.  Input: bench.jsonl written by tests/guest/bench.sh."""
+"""Summarise a `make bench` run as Markdown, JSON and a PNG chart.
+
+Input: bench.jsonl written by tests/guest/bench.sh (one line per fio run, a
+"measure" pass and, under icount, a "profile" pass) with fio's JSON and the
+perf reports under raw/.  Per transport and workload (median over the
+repetitions of the measure pass):
+
+  insn_per_io         busy guest ns / I/Os completed (/proc/stat idle and
+                      /sys/block stat over the same window); under icount a
+                      guest ns is one instruction
+  module_insn_per_io  the transport module's own instructions per I/O, from
+                      the profile pass: its perf samples x the sample period /
+                      the I/Os of that run
+  iops, lat_p50/p99/p999  fio (completion latency, guest ns)
+  wr_per_io           work requests the host posted (rnvme counts them)
+  cqe_per_io          host completions (kprobe hits on the transport's
+                      completion handlers, profile pass)
+  ratio_vs_nvme_rdma  each of the above divided by nvme_rdma's
+
+usage: report.py BENCH.jsonl OUTDIR [--clock icount|wall] [--commit SHA]
+"""
+import argparse
 import json
+import re
 import statistics
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 NAMES = {"rnvme": "rnvme", "rdma": "nvme_rdma", "tcp": "nvme_tcp"}
-# metric, higher is better?
-METRICS = [("iops", True), ("iops_per_cpu_s", True), ("p50_us", False),
-           ("p99_us", False), ("p999_us", False)]
+MODULE_OF = {"rnvme": "rnvme", "rdma": "nvme_rdma", "tcp": "nvme_tcp"}
+KEYS = ["insn_per_io", "module_insn_per_io", "iops", "lat_p50", "lat_p99",
+        "lat_p999", "wr_per_io", "cqe_per_io"]
+# where the instructions go: class -> kernel modules (perf dso "[name]")
+CLASSES = [
+    ("transport", None),
+    ("rdma_rxe", {"rdma_rxe"}),
+    ("ib_core", {"ib_core", "rdma_cm", "ib_cm", "iw_cm", "ib_uverbs"}),
+    ("nvme-core", {"nvme_core", "nvme_fabrics"}),
+    ("nvmet", {"nvmet", "nvmet_rdma", "nvmet_tcp", "null_blk"}),
+]
+BLOCK_SYM = re.compile(r"^_*(blk|bio|bdev|blkdev|submit_bio|sbitmap|elv|dd_|"
+                       r"disk_|part_|bvec|iov_iter|dio_|iomap_dio|rq_|__rq_|"
+                       r"req_|dma_map|dma_unmap)")
+PERF_LINE = re.compile(r"^\s*(\d+)\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$")
 
 
 def pct(side, p):
-    return side.get("clat_ns", {}).get("percentile", {}).get(p, 0) / 1000.0
+    return side.get("clat_ns", {}).get("percentile", {}).get(p, 0)
 
 
-def from_fio(run, fio_json):
-    """Fill a run's metrics from fio's JSON output."""
+def fio_metrics(fio_json):
     job = fio_json["jobs"][0]
     rd, wr = job["read"], job["write"]
-    ios = rd["total_ios"] + wr["total_ios"]
     main = rd if rd["total_ios"] >= wr["total_ios"] else wr
-    cpu = run["cpu_s"]
-    run.update({
-        "iops": rd["iops"] + wr["iops"], "bw_kib": rd["bw"] + wr["bw"], "ios": ios,
-        "runtime_s": max(rd["runtime"], wr["runtime"]) / 1000.0,
-        "p50_us": pct(main, "50.000000"), "p99_us": pct(main, "99.000000"),
-        "p999_us": pct(main, "99.900000"),
-        "iops_per_cpu_s": (ios / cpu) if cpu > 0 else 0,
-    })
-    if "tx_pkts" in run:
-        # fio counts I/Os after the ramp; the packet counter runs throughout,
-        # so scale the I/Os to the whole wall time
-        total = ios * run["wall_s"] / run["runtime_s"] if run["runtime_s"] else 0
-        run["pkts_per_io"] = run["tx_pkts"] / total if total else 0
-    return run
+    return {"iops": rd["iops"] + wr["iops"],
+            "lat_p50": pct(main, "50.000000"), "lat_p99": pct(main, "99.000000"),
+            "lat_p999": pct(main, "99.900000")}
+
+
+def read_json(path):
+    text = path.read_text()
+    return json.loads(text[text.index("{"):])   # fio may print warnings first
+
+
+def classify(dso, sym, transport):
+    name = dso.strip("[]")
+    if name == MODULE_OF[transport]:
+        return "transport"
+    for cls, mods in CLASSES[1:]:
+        if name in mods:
+            return cls
+    if name == "kernel.kallsyms" and BLOCK_SYM.match(sym):
+        return "block"
+    return "rest"
+
+
+def perf_profile(path, transport, period, ios):
+    """Instructions per I/O by class and the top functions, from perf report."""
+    by_class = defaultdict(int)
+    by_sym = defaultdict(int)
+    total = 0
+    for line in path.read_text().splitlines():
+        m = PERF_LINE.match(line)
+        if not m:
+            continue
+        n, dso, _, sym = int(m.group(1)), m.group(2), m.group(3), m.group(4)
+        total += n
+        by_class[classify(dso, sym, transport)] += n
+        by_sym[f"{sym} {dso}"] += n
+    scale = period / ios if ios else 0
+    classes = {c: round(by_class.get(c, 0) * scale, 1)
+               for c in [c for c, _ in CLASSES] + ["block", "rest"]}
+    top = sorted(by_sym.items(), key=lambda kv: -kv[1])[:12]
+    return {"samples": total, "classes": classes,
+            "top": [[s, round(n * scale, 1)] for s, n in top]}
 
 
 def load(path):
-    runs = []
+    base = Path(path).parent
+    measure, profile = defaultdict(list), {}
     for line in Path(path).read_text().splitlines():
         if not line.strip():
             continue
         run = json.loads(line)
-        if "fio" in run:    # the guest stores fio's JSON as it is
-            raw = Path(path).parent / run["fio"]
-            try:
-                text = raw.read_text()
-                # fio may print warnings before the JSON object
-                run = from_fio(run, json.loads(text[text.index("{"):]))
-            except (OSError, ValueError, KeyError) as e:
-                print(f"report: skipping {raw}: {e}", file=sys.stderr)
-                continue
-        runs.append(run)
-    if not runs:
+        key = (run["transport"], run["workload"])
+        try:
+            run.update(fio_metrics(read_json(base / run["fio"])))
+        except (OSError, ValueError, KeyError) as e:
+            print(f"report: skipping {run['fio']}: {e}", file=sys.stderr)
+            continue
+        ios = run["ios"]
+        run["insn_per_io"] = run["busy_ns"] / ios if ios else None
+        run["wr_per_io"] = run["wr"] / ios if ios and run["wr"] >= 0 else None
+        run["cqe_per_io"] = run["cqe"] / ios if ios and run["cqe"] >= 0 else None
+        run["pkts_per_io"] = run["tx_pkts"] / ios if ios else None
+        run["busy_frac"] = run["busy_ns"] / run["window_ns"] if run["window_ns"] else None
+        if run.get("pass") == "profile":
+            if "perf" in run and (base / run["perf"]).exists():
+                run["profile"] = perf_profile(base / run["perf"], run["transport"],
+                                              run["period"], ios)
+            profile[key] = run
+        else:
+            measure[key].append(run)
+    if not measure:
         sys.exit(f"report: no fio results in {path}")
-    return runs
+    return measure, profile
 
 
-def summarise(runs):
-    table = {}
-    for r in runs:
-        table.setdefault(r["workload"], {}).setdefault(r["transport"], []).append(r)
-    out = {}
-    for wl, per_t in table.items():
-        out[wl] = {}
-        for t, rs in per_t.items():
-            out[wl][t] = {m: statistics.median(x[m] for x in rs) for m, _ in METRICS}
-            out[wl][t]["pkts_per_io"] = statistics.median(x.get("pkts_per_io", 0) for x in rs)
-            out[wl][t]["runs"] = len(rs)
-    return out
+def median(runs, k):
+    vals = [r[k] for r in runs if r.get(k) is not None]
+    return statistics.median(vals) if vals else None
 
 
-def ratio(a, b, higher_better):
-    if not a or not b:
-        return None
-    # ratios are "rnvme relative to the other": >1 is better for rnvme in
-    # throughput metrics; for latency we report rnvme/other (<1 is better)
-    return a / b
+def summarise(measure, profile, clock, commit):
+    rows = []
+    for (t, w), runs in sorted(measure.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        row = {"transport": NAMES[t], "workload": w, "clock": clock, "commit": commit,
+               "reps": len(runs)}
+        for k in KEYS + ["pkts_per_io", "busy_frac"]:
+            row[k] = median(runs, k)
+        row["insn_per_io_from_iops"] = 1e9 / row["iops"] if row["iops"] else None
+        prof = profile.get((t, w))
+        row["module_insn_per_io"] = None
+        if prof:
+            if prof.get("cqe_per_io") is not None:
+                row["cqe_per_io"] = prof["cqe_per_io"]
+            if "profile" in prof:
+                row["module_insn_per_io"] = prof["profile"]["classes"]["transport"]
+                row["where"] = prof["profile"]["classes"]
+                row["top_functions"] = prof["profile"]["top"]
+                row["profile_insn_per_io"] = prof["insn_per_io"]
+        rows.append(row)
+    ref = {r["workload"]: r for r in rows if r["transport"] == "nvme_rdma"}
+    for r in rows:
+        b = ref.get(r["workload"])
+        r["ratio_vs_nvme_rdma"] = {
+            k: (r[k] / b[k] if b and r.get(k) is not None and b.get(k) else None)
+            for k in KEYS}
+    return rows
 
 
-def main():
-    src, outdir = Path(sys.argv[1]), Path(sys.argv[2])
-    summary = summarise(load(src))
-    order = [w for w in ["randread-4k-qd1", "randread-4k-qd32", "randread-4k-qd128",
-                         "randwrite-4k-qd32", "seqread-128k-qd8", "seqwrite-128k-qd8",
-                         "randrw70-4k-qd32", "randread-4k-qd1-polled"] if w in summary]
-    order += sorted(w for w in summary if w not in order)
+def fmt(v, nd=0):
+    if v is None:
+        return "–"
+    return f"{v:,.{nd}f}"
 
-    result = {"workloads": {}, "note": "medians over repetitions; TCG guest: only ratios measured in one run mean anything"}
-    lines = ["| workload | transport | IOPS | IOPS/CPU-s | p50 us | p99 us | p99.9 us | pkts/IO | runs |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    rlines = ["| workload | IOPS rnvme/rdma | IOPS rnvme/tcp | IOPS/CPU-s rnvme/rdma | IOPS/CPU-s rnvme/tcp | p99 rnvme/rdma | p99.9 rnvme/rdma |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
-    for wl in order:
-        per_t = summary[wl]
-        result["workloads"][wl] = {"medians": {NAMES.get(t, t): v for t, v in per_t.items()}, "ratios": {}}
-        for t in ["rnvme", "rdma", "tcp"]:
-            if t in per_t:
-                v = per_t[t]
-                lines.append(f"| {wl} | {NAMES[t]} | {v['iops']:.0f} | {v['iops_per_cpu_s']:.0f} | "
-                             f"{v['p50_us']:.0f} | {v['p99_us']:.0f} | {v['p999_us']:.0f} | "
-                             f"{v['pkts_per_io']:.1f} | {v['runs']} |")
-        rat = {}
-        for other in ["rdma", "tcp"]:
-            if "rnvme" in per_t and other in per_t:
-                for m, hb in METRICS:
-                    rat[f"{m}_rnvme_over_{NAMES[other]}"] = ratio(per_t["rnvme"][m], per_t[other][m], hb)
-        result["workloads"][wl]["ratios"] = rat
 
-        def f(k):
-            v = rat.get(k)
-            return f"{v:.2f}" if v is not None else "-"
-        rlines.append(f"| {wl} | {f('iops_rnvme_over_nvme_rdma')} | {f('iops_rnvme_over_nvme_tcp')} | "
-                      f"{f('iops_per_cpu_s_rnvme_over_nvme_rdma')} | {f('iops_per_cpu_s_rnvme_over_nvme_tcp')} | "
-                      f"{f('p99_us_rnvme_over_nvme_rdma')} | {f('p999_us_rnvme_over_nvme_rdma')} |")
+def markdown(rows, clock, commit):
+    unit = "instructions" if clock == "icount" else "busy ns"
+    lat = "instructions" if clock == "icount" else "ns"
+    out = [f"# make bench ({clock} clock, commit {commit})", "",
+           f"insn/IO: {unit} per I/O of the whole guest; module: the transport "
+           f"module's own (profile pass); latencies in {lat}; ratios against nvme_rdma.", ""]
+    out.append("| workload | transport | insn/IO | ×rdma | module insn/IO | ×rdma | IOPS | "
+               "p50 | p99 | p99.9 | WR/IO | CQE/IO | pkts/IO |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        q = r["ratio_vs_nvme_rdma"]
+        out.append(f"| {r['workload']} | {r['transport']} | {fmt(r['insn_per_io'])} | "
+                   f"{fmt(q['insn_per_io'], 4)} | {fmt(r['module_insn_per_io'])} | "
+                   f"{fmt(q['module_insn_per_io'], 3)} | {fmt(r['iops'])} | {fmt(r['lat_p50'])} | "
+                   f"{fmt(r['lat_p99'])} | {fmt(r['lat_p999'])} | {fmt(r['wr_per_io'], 2)} | "
+                   f"{fmt(r['cqe_per_io'], 2)} | {fmt(r['pkts_per_io'], 2)} |")
+    prof = [r for r in rows if r.get("where")]
+    if prof:
+        classes = list(prof[0]["where"].keys())
+        out += ["", "## Where the instructions go (per I/O, profile pass)", "",
+                "| workload | transport | " + " | ".join(classes) + " |",
+                "|---|---|" + "---:|" * len(classes)]
+        for r in prof:
+            out.append(f"| {r['workload']} | {r['transport']} | " +
+                       " | ".join(fmt(r["where"][c]) for c in classes) + " |")
+        out += ["", "## Top functions (instructions per I/O)", ""]
+        for r in prof:
+            out.append(f"- **{r['workload']} / {r['transport']}**: " +
+                       ", ".join(f"{s.split()[0]} {fmt(n)}" for s, n in r["top_functions"][:8]))
+    return "\n".join(out) + "\n"
 
-    md = ["# rnvme bench", "",
-          "Medians over repetitions, one VM run (QEMU TCG, Soft-RoCE). Absolute numbers mean little under",
-          "emulation; compare the ratios. Throughput ratios > 1 and latency ratios < 1 favour rnvme.", "",
-          "## Ratios", ""] + rlines + ["", "## Medians", ""] + lines + [""]
-    outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "results.md").write_text("\n".join(md))
-    (outdir / "results.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
-    print("\n".join(rlines))
-    print()
-    print("\n".join(lines))
 
+def chart(rows, path):
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("report: python3-matplotlib not installed; no chart", file=sys.stderr)
+        print("report: matplotlib missing, no chart", file=sys.stderr)
         return
-    fig, ax = plt.subplots(figsize=(10, 5))
-    width = 0.2
-    series = [("iops_rnvme_over_nvme_rdma", "IOPS vs nvme_rdma"),
-              ("iops_per_cpu_s_rnvme_over_nvme_rdma", "IOPS/CPU-s vs nvme_rdma"),
-              ("p99_us_rnvme_over_nvme_rdma", "p99 latency vs nvme_rdma (lower better)"),
-              ("iops_rnvme_over_nvme_tcp", "IOPS vs nvme_tcp")]
-    for i, (key, label) in enumerate(series):
-        vals = [result["workloads"][w]["ratios"].get(key) or 0 for w in order]
-        ax.bar([x + i * width for x in range(len(order))], vals, width, label=label)
+    wl = sorted({r["workload"] for r in rows})
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    width = 0.27
+    for i, (t, key) in enumerate([("rnvme", "insn_per_io"), ("rnvme", "module_insn_per_io"),
+                                  ("nvme_tcp", "insn_per_io")]):
+        vals = []
+        for w in wl:
+            r = next((r for r in rows if r["transport"] == t and r["workload"] == w), None)
+            v = r["ratio_vs_nvme_rdma"].get(key) if r else None
+            vals.append(v or 0)
+        ax.bar([x + i * width for x in range(len(wl))], vals, width,
+               label=f"{t} {key.replace('_', ' ')}")
     ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks([x + 1.5 * width for x in range(len(order))])
-    ax.set_xticklabels(order, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("rnvme / other")
-    ax.set_title("rnvme relative to in-tree transports (one TCG run, medians)")
+    ax.set_xticks([x + width for x in range(len(wl))])
+    ax.set_xticklabels(wl, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("× nvme_rdma (lower is better)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(outdir / "ratios.png", dpi=100)
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("jsonl")
+    ap.add_argument("outdir")
+    ap.add_argument("--clock", default="wall")
+    ap.add_argument("--commit", default="unknown")
+    a = ap.parse_args()
+    measure, profile = load(a.jsonl)
+    rows = summarise(measure, profile, a.clock, a.commit)
+    out = Path(a.outdir)
+    (out / "results.json").write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
+    md = markdown(rows, a.clock, a.commit)
+    (out / "results.md").write_text(md)
+    chart(rows, out / "ratios.png")
+    print(md)
 
 
 if __name__ == "__main__":

@@ -3,19 +3,36 @@
 # Soft-RoCE and TCP; rnvme (registered as transport "rnvme"), the in-tree
 # nvme_rdma and nvme_tcp each connect to it with the same queue counts; fio
 # runs every workload against each, in rotating order, BENCH_REPS times.
-# Writes one JSON line per fio run to $RESULTS/bench.jsonl (transport,
-# workload, repetition, busy CPU-seconds of the guest from /proc/stat, wall
-# time, packets sent) and fio's own JSON to $RESULTS/raw/.
-#   BENCH_RUNTIME  seconds per fio run (default 5, after 1 s of ramp)
+# Writes one JSON line per fio run to $RESULTS/bench.jsonl and fio's own JSON
+# to $RESULTS/raw/.  Per run: the guest clock over the run (window_ns), idle
+# and busy time from /proc/stat, I/Os completed from the namespace's
+# /sys/block stat (the same window), packets sent, and for rnvme the work
+# requests it posted (sysfs rnvme/wr_posted).
+# Under BENCH_CLOCK=icount (tests/bench.sh's default: one vCPU, QEMU -icount
+# shift=0) the guest clock counts instructions, so every time figure here is
+# an instruction count and repeats exactly.
+# Profile pass (BENCH_PROFILE=1, default under icount), once per workload of
+# BENCH_PROFILE_WORKLOADS and transport: `perf record -e cpu-clock` (under
+# icount an instruction sample every BENCH_PERIOD instructions) gives
+# raw/NAME.T.perf.txt (samples by module and symbol), and kprobe hit counts
+# on the transport's completion handlers (*_done) count host CQEs.
+#   BENCH_RUNTIME  seconds per fio run (guest seconds; default 5)
+#   BENCH_RAMP     fio ramp seconds (default 1; 0 under icount)
 #   BENCH_REPS     repetitions (default 3)
 #   BENCH_WORKLOADS  subset of workload names (default: all)
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 
+clock=${BENCH_CLOCK:-wall}
 rt=${BENCH_RUNTIME:-5}
 reps=${BENCH_REPS:-3}
+profile=${BENCH_PROFILE:-0}
+period=${BENCH_PERIOD:-100000}
+if [ "$clock" = icount ]; then ramp=${BENCH_RAMP:-0}; else ramp=${BENCH_RAMP:-1}; fi
+pworkloads=${BENCH_PROFILE_WORKLOADS:-randread-4k-qd1 randread-4k-qd32 randwrite-4k-qd1 randwrite-4k-qd32}
 out=$RESULTS/bench.jsonl
 : > "$out"
+echo "# clock $clock, $(nproc) vCPU, fio ${rt} s + ${ramp} s ramp, $reps rep(s), profile $profile"
 
 # One block device per controller: turn native multipath off before
 # nvme-core loads, or the three controllers would share one head device.
@@ -44,12 +61,14 @@ fx_target_up --port 2 --trtype tcp --trsvcid 4421 || bail "tcp target setup fail
 
 modprobe nvme-rdma || bail "cannot load nvme-rdma"
 modprobe nvme-tcp || bail "cannot load nvme-tcp"
-insmod "$RNVME_KO" transport_name=rnvme || bail "cannot load rnvme.ko transport_name=rnvme"
+insmod "$RNVME_KO" transport_name=rnvme ${BENCH_RNVME_PARAMS:-} ||
+	bail "cannot load rnvme.ko transport_name=rnvme ${BENCH_RNVME_PARAMS:-}"
+[ -z "${BENCH_RNVME_PARAMS:-}" ] || echo "# rnvme parameters: $BENCH_RNVME_PARAMS"
 
-# Same queues for everyone: 2 interrupt-driven I/O queues (one per vCPU),
-# one poll queue, depth 128.
-common="nqn=$TEST_NQN,nr_io_queues=2,nr_poll_queues=1,queue_size=128"
-declare -A dev
+# Same queues for everyone: one interrupt-driven I/O queue per vCPU, one poll
+# queue, depth 128.
+common="nqn=$TEST_NQN,nr_io_queues=$(nproc),nr_poll_queues=1,queue_size=128"
+declare -A dev ctl
 for t in rnvme rdma tcp; do
 	port=$TGT_PORT
 	[ $t = tcp ] && port=4421
@@ -57,7 +76,7 @@ for t in rnvme rdma tcp; do
 		bail "connect over $t failed: $reply"
 	inst=$(echo "$reply" | sed -n 's/.*instance=\([0-9]*\).*/\1/p')
 	d=$(wait_ns_dev "nvme$inst" 30) || bail "no namespace for nvme$inst ($t)"
-	dev[$t]=$d
+	dev[$t]=$d ctl[$t]=nvme$inst
 	echo "# $t: nvme$inst -> $d, queues $(ctrl_attr "nvme$inst" queue_count)"
 done
 
@@ -66,6 +85,7 @@ workloads=(
 	"randread-4k-qd1|--rw=randread --bs=4k --iodepth=1 --ioengine=libaio"
 	"randread-4k-qd32|--rw=randread --bs=4k --iodepth=32 --ioengine=libaio"
 	"randread-4k-qd128|--rw=randread --bs=4k --iodepth=128 --ioengine=libaio"
+	"randwrite-4k-qd1|--rw=randwrite --bs=4k --iodepth=1 --ioengine=libaio"
 	"randwrite-4k-qd32|--rw=randwrite --bs=4k --iodepth=32 --ioengine=libaio"
 	"seqread-128k-qd8|--rw=read --bs=128k --iodepth=8 --ioengine=libaio"
 	"seqwrite-128k-qd8|--rw=write --bs=128k --iodepth=8 --ioengine=libaio"
@@ -73,17 +93,86 @@ workloads=(
 	"randread-4k-qd1-polled|--rw=randread --bs=4k --iodepth=1 --ioengine=io_uring --hipri=1"
 )
 
-busy_jiffies() { # user+nice+system+irq+softirq+steal of all CPUs
-	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
-}
+idle_jiffies() { awk '/^cpu / { print $5 + $6 }' /proc/stat; }
 # Packets sent on all interfaces but lo: RoCE (UDP over the veth pair) and
 # TCP alike, so packets per I/O compare the transports' wire work.
 tx_packets() {
 	awk 'NR > 2 && $1 != "lo:" { s += $11 } END { print s + 0 }' /proc/net/dev
 }
+# I/Os completed on a namespace (reads + writes), from /sys/block/X/stat
+dev_ios() { awk '{ print $1 + $5 }' "/sys/block/${1#/dev/}/stat"; }
+# work requests rnvme posted on a controller (other transports: -1)
+wr_posted() { cat "/sys/class/nvme/$1/rnvme/wr_posted" 2>/dev/null || echo -1; }
 hz=$(getconf CLK_TCK)
 transports=(rnvme rdma tcp)
+tracing=/sys/kernel/tracing
+[ -d "$tracing/events" ] || mount -t tracefs nodev "$tracing" 2>/dev/null
+
+# kprobes on the transport module's completion handlers (every CQE the host
+# polls runs exactly one ib_cqe ->done), counted in kprobe_profile
+kprobes_on() { # MODULE
+	local f n=0
+	echo 0 > "$tracing/tracing_on"
+	for f in $(awk -v m="[$1]" '$2 == m && $1 ~ /_done$/ { print $1 }' "$tracing/available_filter_functions"); do
+		echo "p:bench/$f $1:$f" >> "$tracing/kprobe_events" && n=$((n + 1))
+	done
+	[ "$n" = 0 ] || echo 1 > "$tracing/events/bench/enable"
+}
+kprobes_hits() { awk '$1 ~ /^bench\// { s += $2 } END { print s + 0 }' "$tracing/kprobe_profile" 2>/dev/null || echo 0; }
+kprobes_off() {
+	[ -d "$tracing/events/bench" ] && echo 0 > "$tracing/events/bench/enable"
+	grep -o '^p:bench/[^ ]*' "$tracing/kprobe_events" 2>/dev/null | sed 's/^p:/-:/' |
+		while read -r k; do echo "$k" >> "$tracing/kprobe_events"; done
+	return 0
+}
+declare -A tmod=([rnvme]=rnvme [rdma]=nvme_rdma [tcp]=nvme_tcp)
+
+# run_fio PASS REP NAME T ARGS: one measured fio run; appends a JSON line
 run=0
+run_fio() {
+	local pass=$1 r=$2 name=$3 t=$4 args=$5 raw perfdata cqe0=0 cqe1=0 pre=()
+	local s0 s1 i0 i1 io0 io1 p0 p1 w0 w1 window idle busy ios
+	raw=raw/$name.$t.$pass$r.json
+	if [ "$pass" = profile ]; then
+		perfdata=/tmp/perf.$name.$t.data
+		kprobes_on "${tmod[$t]}"
+		pre=(perf record -q -e cpu-clock -c "$period" -a -o "$perfdata" --)
+		cqe0=$(kprobes_hits)
+	fi
+	p0=$(tx_packets) w0=$(wr_posted "${ctl[$t]}") io0=$(dev_ios "${dev[$t]}")
+	i0=$(idle_jiffies) s0=$(date +%s%N)
+	# shellcheck disable=SC2086 # args is a word list
+	if ! timeout $((rt * 20 + 120)) "${pre[@]}" fio --name="$name" --filename="${dev[$t]}" $args \
+		--direct=1 --time_based --runtime="$rt" --ramp_time="$ramp" --size=128m \
+		--percentile_list=50:99:99.9 --output-format=json \
+		--output="$RESULTS/$raw" >/dev/null 2>"$RESULTS/$raw.err"; then
+		echo "# fio $name on $t failed ($pass pass): $(tail -n 2 "$RESULTS/$raw.err" | tr '\n' ' ')"
+		[ "$pass" != profile ] || kprobes_off
+		return 0
+	fi
+	s1=$(date +%s%N) i1=$(idle_jiffies)
+	io1=$(dev_ios "${dev[$t]}") w1=$(wr_posted "${ctl[$t]}") p1=$(tx_packets)
+	if [ "$pass" = profile ]; then
+		cqe1=$(kprobes_hits)
+		kprobes_off
+		perf report -i "$perfdata" --stdio -q --sort dso,sym -F sample,dso,sym -g none \
+			> "$RESULTS/raw/$name.$t.perf.txt" 2>/dev/null ||
+			echo "# perf report failed for $name on $t"
+		rm -f "$perfdata"
+	fi
+	window=$((s1 - s0))
+	idle=$(((i1 - i0) * 1000000000 / hz))
+	busy=$((window - idle))
+	ios=$((io1 - io0))
+	printf '{"pass": "%s", "transport": "%s", "workload": "%s", "rep": %d, "window_ns": %d, "busy_ns": %d, "ios": %d, "tx_pkts": %d, "wr": %d, "cqe": %d, "fio": "%s"%s}\n' \
+		"$pass" "$t" "$name" "$r" "$window" "$busy" "$ios" $((p1 - p0)) \
+		"$([ "$w0" = -1 ] && echo -1 || echo $((w1 - w0)))" \
+		"$([ "$pass" = profile ] && [ "$t" != tcp ] && echo $((cqe1 - cqe0)) || echo -1)" "$raw" \
+		"$([ "$pass" = profile ] && echo ", \"perf\": \"raw/$name.$t.perf.txt\", \"period\": $period")" >> "$out"
+	run=$((run + 1))
+	echo "# [$run] $pass $r $name $t: $ios I/Os, $((ios > 0 ? busy / ios : 0)) busy ns/IO, window $((window / 1000000)) ms"
+}
+
 # fio's JSON goes to raw/ as it is: the host's report.py parses it (a Python
 # start per run costs seconds under TCG).
 mkdir -p "$RESULTS/raw"
@@ -96,33 +185,22 @@ for ((r = 0; r < reps; r++)); do
 		fi
 		for ((k = 0; k < 3; k++)); do
 			# rotate the order per repetition and workload
-			t=${transports[$(((k + r + w) % 3))]}
-			raw=raw/$name.$t.$r.json
-			p0=$(tx_packets)
-			b0=$(busy_jiffies)
-			s0=$(date +%s.%N)
-			# shellcheck disable=SC2086 # args is a word list
-			if ! timeout $((rt + 60)) fio --name="$name" --filename="${dev[$t]}" $args \
-				--direct=1 --time_based --runtime="$rt" --ramp_time=1 --size=128m \
-				--percentile_list=50:99:99.9 --output-format=json \
-				--output="$RESULTS/$raw" >/dev/null 2>&1; then
-				echo "# fio $name on $t failed"
-				continue
-			fi
-			b1=$(busy_jiffies)
-			s1=$(date +%s.%N)
-			p1=$(tx_packets)
-			cpu=$(awk -v a="$b0" -v b="$b1" -v hz="$hz" 'BEGIN { printf "%.3f", (b - a) / hz }')
-			wall=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
-			printf '{"transport": "%s", "workload": "%s", "rep": %d, "cpu_s": %s, "wall_s": %s, "tx_pkts": %d, "fio": "%s"}\n' \
-				"$t" "$name" "$r" "$cpu" "$wall" $((p1 - p0)) "$raw" >> "$out"
-			run=$((run + 1))
-			iops=$(awk -F: '/"iops" :/ { s += $2; if (++n == 2) exit } END { printf "%.0f", s }' "$RESULTS/$raw")
-			echo "# [$run] rep $r $name $t: $iops IOPS, $cpu cpu-s, $wall s"
+			run_fio measure "$r" "$name" "${transports[$(((k + r + w) % 3))]}" "$args"
 		done
 		w=$((w + 1))
 	done
 done
+if [ "$profile" = 1 ]; then
+	echo 0 > /proc/sys/kernel/kptr_restrict 2>/dev/null
+	echo -1 > /proc/sys/kernel/perf_event_paranoid 2>/dev/null
+	for entry in "${workloads[@]}"; do
+		name=${entry%%|*} args=${entry#*|}
+		[[ " $pworkloads " == *" $name "* ]] || continue
+		for t in "${transports[@]}"; do
+			run_fio profile 0 "$name" "$t" "$args"
+		done
+	done
+fi
 
 nvme disconnect-all >/dev/null 2>&1
 fx_host_disconnect_all

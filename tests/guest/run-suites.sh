@@ -4,6 +4,8 @@
 # fresh fixture; tears everything down between suites, checks dmesg for the
 # teardown, and writes TAP + a summary into $RESULTS.
 #   SUITES="03 04"        run only these (prefix numbers or full names)
+#   SUITES="... siw:03"   PROVIDER:SUITE runs the suite over that RDMA provider
+#                         (RNVME_RDMA) in the same boot, as NN-name@siw
 #   RNVME_SUITE_TIMEOUT   per-suite limit in seconds (default 900)
 # On a debug kernel (tests/debug-kernel) every suite ends with a sanitizer gate
 # point (fx_sanitizer_gate: KASAN, lockdep, kmemleak, hung task, soft lockup).
@@ -21,13 +23,22 @@ mkdir -p "$outdir"
 summary=$RESULTS/summary.txt
 : > "$summary"
 
-selected() {
-	local name=$1 s
-	[ -n "${SUITES:-}" ] || return 0
-	for s in $SUITES; do
-		case "$name" in "$s"|"$s"-*|"$s".sh) return 0 ;; esac
-	done
-	return 1
+# runs: "PROVIDER NAME" per suite run, in order (the provider of an entry
+# without PROVIDER: is RNVME_RDMA, default rxe)
+runs() {
+	local f name s prov
+	for f in "$snap"/suites/[0-9][0-9]-*.sh; do
+		name=$(basename "$f" .sh)
+		if [ -z "${SUITES:-}" ]; then
+			echo "$RNVME_RDMA $name"
+			continue
+		fi
+		for s in $SUITES; do
+			prov=$RNVME_RDMA
+			case "$s" in *:*) prov=${s%%:*} s=${s#*:} ;; esac
+			case "$name" in "$s"|"$s"-*|"$s".sh) echo "$prov $name" ;; esac
+		done
+	done | awk -v d="$RNVME_RDMA" '{ print ($1 == d ? 0 : 1), $0 }' | sort -s -n -k1,1 | cut -d' ' -f2-
 }
 
 # Run private copies: bash reads scripts lazily, and the host tree may be
@@ -40,9 +51,15 @@ cp -a "$REPO/tests/${RNVME_SUITE_DIR:-suites}" "$snap/suites"
 
 fx_sanitizer_baseline
 tot_pass=0 tot_fail=0 tot_skip=0
-for suite in "$snap"/suites/[0-9][0-9]-*.sh; do
-	name=$(basename "$suite" .sh)
-	selected "$name" || continue
+default_rdma=$RNVME_RDMA
+base_io_div=${TEST_IO_DIV:-1}
+while read -r prov name; do
+	suite=$snap/suites/$name.sh
+	fx_rdma_select "$prov"
+	# TEST_IO_DIV_SIW (etc.) overrides TEST_IO_DIV for that provider's suites
+	div_var=TEST_IO_DIV_${prov^^}
+	export TEST_IO_DIV=${!div_var:-${base_io_div:-1}}
+	[ "$prov" = "$default_rdma" ] || name=$name@$prov
 	tap=$outdir/$name.tap
 	echo "# ===== $name (HOST_DRIVER=$HOST_DRIVER TRANSPORT=$TRANSPORT)"
 	fx_dmesg_mark "$name"
@@ -50,7 +67,7 @@ for suite in "$snap"/suites/[0-9][0-9]-*.sh; do
 	t=$(now_ns)
 	{
 		rc=0
-		timeout -k 30 "$limit" "$suite" 2>&1 || rc=$?
+		timeout -k 30 "$limit" "$suite" < /dev/null 2>&1 || rc=$?
 		echo "$rc" > "$outdir/$name.rc"
 	} | tee "$tap"
 	rc=$(cat "$outdir/$name.rc")
@@ -93,7 +110,7 @@ for suite in "$snap"/suites/[0-9][0-9]-*.sh; do
 	echo "# ===== $name: $pass passed, $fail failed, $skip skipped, rc=$rc, $secs s"
 	echo "$name $pass $fail $skip $rc $secs" >> "$summary"
 	tot_pass=$((tot_pass + pass)) tot_fail=$((tot_fail + fail)) tot_skip=$((tot_skip + skip))
-done
+done < <(runs)
 
 echo "TOTAL $tot_pass $tot_fail $tot_skip" >> "$summary"
 echo "# guest total: $tot_pass passed, $tot_fail failed, $tot_skip skipped"

@@ -3,7 +3,7 @@
 # (9p + tmpfs overlay) and run one command inside the guest.
 #
 # usage: tests/vm/run-vm.sh [--kver KVER | --kernel-dir DIR] [--timeout SECS] [--mem MB] [--smp N]
-#                           [--out DIR] [--qemu-arg ARG]... [-v] -- GUEST_CMD [ARGS...]
+#                           [--out DIR] [--qemu-arg ARG]... [--icount] [-v] -- GUEST_CMD [ARGS...]
 #
 # The guest sees the host / read-only (9p + tmpfs overlay), and the checkout
 # (REPO) and the build root (RNVME_OUT, default REPO/build) at their host paths
@@ -20,6 +20,10 @@
 # the cache directory it prints) instead of a Debian kernel from /boot: bzImage
 # from DIR/build, modules from DIR/root/lib/modules/KVER (bind-mounted at
 # /lib/modules/KVER in the guest), 3 GiB unless --mem, sanitizer boot options.
+# --icount: one vCPU, single-threaded TCG and -icount shift=0,sleep=off, so the
+# guest clock counts instructions (1 ns = 1 instruction) and time-based figures
+# in the guest repeat exactly whatever the host does (make bench; two vCPUs
+# hang at "Booting SMP configuration" under icount).
 # shellcheck source=../../tools/kbuild/strict.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../tools/kbuild/strict.sh"
 
@@ -32,6 +36,7 @@ timeout_s=1800
 mem=
 smp=2
 extra_qemu=()
+icount=0
 OUT_ROOT=${RNVME_OUT:-$REPO/build}
 out=$OUT_ROOT/vm/out
 verbose=${VERBOSE:-0}
@@ -51,6 +56,7 @@ while [ $# -gt 0 ]; do
 	--mem) mem=${2:?--mem needs a value}; shift 2 ;;
 	--smp) smp=${2:?--smp needs a value}; shift 2 ;;
 	--qemu-arg) extra_qemu+=("${2:?--qemu-arg needs a value}"); shift 2 ;;
+	--icount) icount=1; shift ;;
 	--out) out=${2:?--out needs a value}; shift 2 ;;
 	-v|--verbose) verbose=1; shift ;;
 	-h|--help) usage 0 ;;
@@ -63,6 +69,10 @@ done
 [ -n "$mem" ] || { if [ -n "$kdir" ]; then mem=3072; else mem=2048; fi; }
 [[ $mem =~ ^[0-9]+$ ]] || die "--mem must be a number of MiB"
 [[ $smp =~ ^[1-9][0-9]*$ ]] || die "--smp must be a number of CPUs"
+if [ "$icount" = 1 ]; then
+	smp=1 accel=tcg,thread=single
+	extra_qemu=(-icount shift=0,sleep=off "${extra_qemu[@]}")
+fi
 
 modroot=/ moddir=
 if [ -n "$kdir" ]; then
@@ -221,7 +231,7 @@ for d in "${shares[@]}"; do
 done
 qemu+=("${extra_qemu[@]}")
 
-echo "run-vm: kernel $kver, ${mem} MiB, timeout ${timeout_s}s, out $out" >&2
+echo "run-vm: kernel $kver, ${mem} MiB, $smp vCPU, -accel $accel$([ "$icount" = 0 ] || echo " -icount shift=0,sleep=off"), timeout ${timeout_s}s, out $out" >&2
 echo "run-vm: guest command: $gcmd $*" >&2
 t0=$(date +%s%N)
 timeout -k 10 "$timeout_s" "${qemu[@]}" < /dev/null > "$console" 2>&1 &
