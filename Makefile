@@ -9,6 +9,9 @@
 #   make check      install test dependencies, build everything, run the unit
 #                   tests and the VM suites; ends with "N passed, N failed"
 #   make demo       build, boot a VM, connect a Soft-RoCE target, do I/O
+#   make fresh-root (opt-in) debootstrap a bare Debian 12 root with only git and
+#                   make, clone HEAD into it and run make demo there
+#                   (FRESH_TARGET=check for make check; tests/fresh-root.sh)
 #   make bench      fio: rnvme vs in-tree nvme_rdma and nvme_tcp, ratio table
 #   make checkpatch run the kernel's checkpatch on the module sources
 #   make debug-kernel  build (or reuse) the KASAN/lockdep/kmemleak 6.12 test
@@ -36,7 +39,7 @@ BUILD ?= $(RNVME_OUT)/$(KVER)
 TOOL_BUILD ?= $(RNVME_OUT)/tools
 export KSRC RNVME_OUT
 
-.PHONY: all module tool check demo bench checkpatch install install-module install-tool clean debug-kernel
+.PHONY: all module tool check demo bench fresh-root checkpatch install install-module install-tool clean debug-kernel
 
 all: module tool
 
@@ -69,6 +72,9 @@ demo:
 
 bench:
 	tests/bench.sh
+
+fresh-root:
+	tests/fresh-root.sh --target $(or $(FRESH_TARGET),demo)
 
 # The debug kernel's build tree is KDIR, its extracted source KSRC.
 debug-kernel:
