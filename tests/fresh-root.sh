@@ -41,7 +41,7 @@ cleanup() {
 }
 trap cleanup EXIT
 bind() { # SRC DST (recursive: /dev/shm, /dev/pts come along)
-	mkdir -p "$2"
+	if [ -d "$1" ]; then mkdir -p "$2"; else touch "$2"; fi
 	mount --rbind "$1" "$2"
 	mount --make-rslave "$2"
 	mounts+=("$2")
@@ -63,7 +63,7 @@ deb http://deb.debian.org/debian bookworm-updates main
 deb http://deb.debian.org/debian-security bookworm-security main
 EOF
 for d in proc sys dev; do bind "/$d" "$root/$d"; done
-touch /tmp/rnvme-vm.lock "$root/tmp/rnvme-vm.lock"
+touch /tmp/rnvme-vm.lock
 bind /tmp/rnvme-vm.lock "$root/tmp/rnvme-vm.lock"
 echo "== in the fresh root: apt-get install git make (all a newcomer has)"
 chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
