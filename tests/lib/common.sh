@@ -221,6 +221,15 @@ fx_dmesg_check() {
 KMEMLEAK=/sys/kernel/debug/kmemleak
 FX_SANITIZER_BAD='BUG: KASAN|KASAN:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|sleeping function called from invalid context|scheduling while atomic|bad unlock balance|held lock freed|lock held when returning to user space|workqueue leaked|BUG: MAX_LOCKDEP|DEBUG_LOCKS_WARN_ON|blocked for more than [0-9]+ seconds|soft lockup|hard LOCKUP|rcu_(sched|preempt) detected stalls|unreferenced object|new suspected memory leaks|kmemleak: .*(disabled|error)'
 
+# fx_mib N: a fio size of N MiB divided by TEST_IO_DIV (rounded up): the
+# debug kernel runs volume-bound suites with less data, same block sizes and
+# queue depths.
+fx_mib() {
+	local d=${TEST_IO_DIV:-1}
+	[[ $d =~ ^[1-9][0-9]*$ ]] || d=1
+	echo "$((($1 + d - 1) / d))m"
+}
+
 # fx_debug_kernel: true on a kernel with lockdep or kmemleak.
 fx_debug_kernel() {
 	[ -e /proc/lockdep ] || [ -e "$KMEMLEAK" ]

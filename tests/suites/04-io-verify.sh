@@ -27,7 +27,7 @@ FIO_LOG=$(mktemp -d)
 # queue depths): the debug kernel's siw runs move about 1 MB/s.
 io_div=${TEST_IO_DIV:-1}
 [[ $io_div =~ ^[1-9][0-9]*$ ]] || bail "TEST_IO_DIV must be a positive integer"
-mib() { echo "$(( ($1 + io_div - 1) / io_div ))m"; }
+mib() { fx_mib "$1"; }
 [ "$io_div" = 1 ] || echo "# fio volumes divided by $io_div (TEST_IO_DIV)"
 # fio_job NAME FIO-ARGS...: run a verify job, bounded; the log goes to diagnostics on failure.
 fio_job() {

@@ -54,10 +54,11 @@ have_trace=0
 [ "$have_trace" = 1 ] && trace_start
 
 log=$(mktemp)
+[ "${TEST_IO_DIV:-1}" = 1 ] || echo "# fio volumes divided by $TEST_IO_DIV (TEST_IO_DIV)"
 t=$(now_ns)
 rc=0
 timeout 300 fio --name=poll --filename="$dev" --direct=1 --ioengine=io_uring --hipri=1 \
-	--iodepth=16 --rw=randwrite --bs=4k --size=16m --verify=crc32c --do_verify=1 --verify_fatal=1 \
+	--iodepth=16 --rw=randwrite --bs=4k --size="$(fx_mib 16)" --verify=crc32c --do_verify=1 --verify_fatal=1 \
 	--randrepeat=0 > "$log" 2>&1 || rc=$?
 echo "# fio io_uring hipri: $(secs_since "$t") s"
 if [ "$rc" = 0 ]; then
@@ -78,11 +79,11 @@ fi
 
 rc=0
 timeout 300 fio --name=poll-read --filename="$dev" --direct=1 --ioengine=io_uring --hipri=1 \
-	--iodepth=1 --rw=randread --bs=4k --size=8m > "$log" 2>&1 || rc=$?
+	--iodepth=1 --rw=randread --bs=4k --size="$(fx_mib 8)" > "$log" 2>&1 || rc=$?
 tap_result "fio io_uring hipri=1 QD1 randread" "$rc" "$(tail -n 20 "$log")"
 rc=0
 timeout 300 fio --name=pvsync2 --filename="$dev" --direct=1 --ioengine=pvsync2 --hipri=1 \
-	--rw=randread --bs=4k --size=4m > "$log" 2>&1 || rc=$?
+	--rw=randread --bs=4k --size="$(fx_mib 4)" > "$log" 2>&1 || rc=$?
 tap_result "fio pvsync2 hipri=1 randread" "$rc" "$(tail -n 20 "$log")"
 rm -f "$log"
 
