@@ -10,8 +10,9 @@
 #             whole make check, about 45 minutes)
 #   --root    where to build the root (default /var/tmp/rnvme-fresh-root);
 #             removed first, and afterwards unless --keep
-# The chroot shares the host's VM lock file (/tmp/rnvme-vm.lock), so its VM
-# waits for other VM runs on the machine.  Needs root and the network.
+# The chroot shares the host's VM lock and its ticket queue
+# (/tmp/rnvme-vm.lock, /tmp/rnvme-vm.queue), so its VMs take turns with the
+# other VM runs on the machine.  Needs root and the network.
 # shellcheck source=../tools/kbuild/strict.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tools/kbuild/strict.sh"
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,7 +65,9 @@ deb http://deb.debian.org/debian-security bookworm-security main
 EOF
 for d in proc sys dev; do bind "/$d" "$root/$d"; done
 touch /tmp/rnvme-vm.lock
+mkdir -p /tmp/rnvme-vm.queue
 bind /tmp/rnvme-vm.lock "$root/tmp/rnvme-vm.lock"
+bind /tmp/rnvme-vm.queue "$root/tmp/rnvme-vm.queue"
 echo "== in the fresh root: apt-get install git make (all a newcomer has)"
 chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
 	sh -c 'apt-get update -q && apt-get install -y -q --no-install-recommends git make ca-certificates' \
