@@ -47,7 +47,14 @@ PERF_LINE = re.compile(r"^\s*(\d+)\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$")
 
 
 def pct(side, p):
-    return side.get("clat_ns", {}).get("percentile", {}).get(p, 0)
+    """Total latency (submission + completion; fio --lat_percentiles=1), else
+    completion latency: nvme_tcp often completes a write inside io_submit,
+    so its clat alone is near zero."""
+    for key in ("lat_ns", "clat_ns"):
+        perc = side.get(key, {}).get("percentile")
+        if perc:
+            return perc.get(p, 0)
+    return 0
 
 
 def fio_metrics(fio_json):
@@ -64,8 +71,10 @@ def read_json(path):
     return json.loads(text[text.index("{"):])   # fio may print warnings first
 
 
-def classify(dso, sym, transport):
+def classify(dso, sym, transport, modsyms):
     name = dso.strip("[]")
+    if name == "kernel.kallsyms" and sym in modsyms:
+        name = modsyms[sym]
     if name == MODULE_OF[transport]:
         return "transport"
     for cls, mods in CLASSES[1:]:
@@ -76,7 +85,18 @@ def classify(dso, sym, transport):
     return "rest"
 
 
-def perf_profile(path, transport, period, ios):
+def module_symbols(path):
+    """symbol -> module from the guest's /proc/kallsyms (raw/module-symbols.txt)"""
+    out = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            parts = line.split()
+            if len(parts) == 2:
+                out[parts[0]] = parts[1].strip("[]")
+    return out
+
+
+def perf_profile(path, transport, period, ios, modsyms):
     """Instructions per I/O by class and the top functions, from perf report."""
     by_class = defaultdict(int)
     by_sym = defaultdict(int)
@@ -87,8 +107,8 @@ def perf_profile(path, transport, period, ios):
             continue
         n, dso, _, sym = int(m.group(1)), m.group(2), m.group(3), m.group(4)
         total += n
-        by_class[classify(dso, sym, transport)] += n
-        by_sym[f"{sym} {dso}"] += n
+        by_class[classify(dso, sym, transport, modsyms)] += n
+        by_sym[f"{sym} [{modsyms[sym]}]" if sym in modsyms else f"{sym} {dso}"] += n
     scale = period / ios if ios else 0
     classes = {c: round(by_class.get(c, 0) * scale, 1)
                for c in [c for c, _ in CLASSES] + ["block", "rest"]}
@@ -99,6 +119,7 @@ def perf_profile(path, transport, period, ios):
 
 def load(path):
     base = Path(path).parent
+    modsyms = module_symbols(base / "raw" / "module-symbols.txt")
     measure, profile = defaultdict(list), {}
     for line in Path(path).read_text().splitlines():
         if not line.strip():
@@ -119,7 +140,7 @@ def load(path):
         if run.get("pass") == "profile":
             if "perf" in run and (base / run["perf"]).exists():
                 run["profile"] = perf_profile(base / run["perf"], run["transport"],
-                                              run["period"], ios)
+                                              run["period"], ios, modsyms)
             profile[key] = run
         else:
             measure[key].append(run)

@@ -118,7 +118,8 @@ kprobes_on() { # MODULE
 	done
 	[ "$n" = 0 ] || echo 1 > "$tracing/events/bench/enable"
 }
-kprobes_hits() { awk '$1 ~ /^bench\// { s += $2 } END { print s + 0 }' "$tracing/kprobe_profile" 2>/dev/null || echo 0; }
+# (kprobe_profile names events without their group: ours are the *_done ones)
+kprobes_hits() { awk '$1 ~ /_done$/ { s += $2 } END { print s + 0 }' "$tracing/kprobe_profile" 2>/dev/null || echo 0; }
 kprobes_off() {
 	[ -d "$tracing/events/bench" ] && echo 0 > "$tracing/events/bench/enable"
 	grep -o '^p:bench/[^ ]*' "$tracing/kprobe_events" 2>/dev/null | sed 's/^p:/-:/' |
@@ -144,7 +145,7 @@ run_fio() {
 	# shellcheck disable=SC2086 # args is a word list
 	if ! timeout $((rt * 20 + 120)) "${pre[@]}" fio --name="$name" --filename="${dev[$t]}" $args \
 		--direct=1 --time_based --runtime="$rt" --ramp_time="$ramp" --size=128m \
-		--percentile_list=50:99:99.9 --output-format=json \
+		--lat_percentiles=1 --percentile_list=50:99:99.9 --output-format=json \
 		--output="$RESULTS/$raw" >/dev/null 2>"$RESULTS/$raw.err"; then
 		echo "# fio $name on $t failed ($pass pass): $(tail -n 2 "$RESULTS/$raw.err" | tr '\n' ' ')"
 		[ "$pass" != profile ] || kprobes_off
@@ -191,6 +192,9 @@ for ((r = 0; r < reps; r++)); do
 	done
 done
 if [ "$profile" = 1 ]; then
+	# perf names module functions [kernel.kallsyms] here (it finds no .ko
+	# for an insmod'ed module): report.py maps them back with this
+	awk '$4 ~ /^\[/ { print $3, $4 }' /proc/kallsyms > "$RESULTS/raw/module-symbols.txt"
 	echo 0 > /proc/sys/kernel/kptr_restrict 2>/dev/null
 	echo -1 > /proc/sys/kernel/perf_event_paranoid 2>/dev/null
 	for entry in "${workloads[@]}"; do
