@@ -177,6 +177,14 @@ run_fio() {
 # fio's JSON goes to raw/ as it is: the host's report.py parses it (a Python
 # start per run costs seconds under TCG).
 mkdir -p "$RESULTS/raw"
+# Warm-up, not measured: the first fio of a boot loads fio and its libraries
+# over 9p (guest work, and 9p replies arrive at host-dependent instruction
+# counts under icount), and each device's first I/Os set up its queues.
+for t in "${transports[@]}"; do
+	fio --name=warmup --filename="${dev[$t]}" --rw=randread --bs=4k --iodepth=4 --ioengine=libaio \
+		--direct=1 --size=16m --io_size=4m --output=/dev/null >/dev/null 2>&1 ||
+		echo "# warm-up fio on $t failed"
+done
 for ((r = 0; r < reps; r++)); do
 	w=0
 	for entry in "${workloads[@]}"; do
