@@ -112,8 +112,10 @@ static ssize_t wr_posted_show(struct device *dev,
 	u64 sum = 0;
 	u32 i;
 
-	for (i = 0; i < ctrl->ctrl.queue_count; i++)
+	for (i = 0; i < ctrl->ctrl.queue_count; i++) {
+		/* a statistic read while the queues post: a torn sum is harmless */
 		sum += data_race(READ_ONCE(ctrl->queues[i].wr_posted));
+	}
 	return sysfs_emit(buf, "%llu\n", sum);
 }
 static DEVICE_ATTR_RO(wr_posted);
