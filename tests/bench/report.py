@@ -139,8 +139,10 @@ def load(path):
         run["busy_frac"] = run["busy_ns"] / run["window_ns"] if run["window_ns"] else None
         if run.get("pass") == "profile":
             if "perf" in run and (base / run["perf"]).exists():
+                # perf sampled the whole fio run: divide by all its I/Os
                 run["profile"] = perf_profile(base / run["perf"], run["transport"],
-                                              run["period"], ios, modsyms)
+                                              run["period"], run.get("ios_total", ios),
+                                              modsyms)
             profile[key] = run
         else:
             measure[key].append(run)

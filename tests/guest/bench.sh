@@ -4,10 +4,11 @@
 # nvme_rdma and nvme_tcp each connect to it with the same queue counts; fio
 # runs every workload against each, in rotating order, BENCH_REPS times.
 # Writes one JSON line per fio run to $RESULTS/bench.jsonl and fio's own JSON
-# to $RESULTS/raw/.  Per run: the guest clock over the run (window_ns), idle
-# and busy time from /proc/stat, I/Os completed from the namespace's
-# /sys/block stat (the same window), packets sent, and for rnvme the work
-# requests it posted (sysfs rnvme/wr_posted).
+# to $RESULTS/raw/.  Per run, over a steady-state window inside the fio run
+# (BENCH_RUNTIME long): the guest clock (window_ns), idle time from
+# /proc/timer_list (busy = window - idle), I/Os completed from the
+# namespace's /sys/block stat, packets sent, and for rnvme the work requests
+# it posted (sysfs rnvme/wr_posted).
 # Under BENCH_CLOCK=icount (tests/bench.sh's default: one vCPU, QEMU -icount
 # shift=0) the guest clock counts instructions, so every time figure here is
 # an instruction count and repeats exactly.
@@ -93,17 +94,8 @@ workloads=(
 	"randread-4k-qd1-polled|--rw=randread --bs=4k --iodepth=1 --ioengine=io_uring --hipri=1"
 )
 
-idle_jiffies() { awk '/^cpu / { print $5 + $6 }' /proc/stat; }
-# Packets sent on all interfaces but lo: RoCE (UDP over the veth pair) and
-# TCP alike, so packets per I/O compare the transports' wire work.
-tx_packets() {
-	awk 'NR > 2 && $1 != "lo:" { s += $11 } END { print s + 0 }' /proc/net/dev
-}
-# I/Os completed on a namespace (reads + writes), from /sys/block/X/stat
-dev_ios() { awk '{ print $1 + $5 }' "/sys/block/${1#/dev/}/stat"; }
-# work requests rnvme posted on a controller (other transports: -1)
-wr_posted() { cat "/sys/class/nvme/$1/rnvme/wr_posted" 2>/dev/null || echo -1; }
-hz=$(getconf CLK_TCK)
+# (packets: sent on all interfaces but lo, RoCE's UDP and TCP alike, so
+# packets per I/O compare the transports' wire work)
 transports=(rnvme rdma tcp)
 tracing=/sys/kernel/tracing
 [ -d "$tracing/events" ] || mount -t tracefs nodev "$tracing" 2>/dev/null
@@ -128,31 +120,57 @@ kprobes_off() {
 }
 declare -A tmod=([rnvme]=rnvme [rdma]=nvme_rdma [tcp]=nvme_tcp)
 
+# Steady-state snapshots, taken while fio runs: guest clock (ns; under
+# icount, instructions), idle (ns, precise: tick_sched's idle and iowait
+# sleep time from /proc/timer_list), I/Os of the namespace, work requests
+# rnvme posted, packets sent.  The window leaves out fio's start and stop,
+# which sleep and touch 9p and made whole-run figures move by up to 4 %.
+exec {sleepfd}<> <(:)
+nap() { read -r -t "$1" -u "$sleepfd" _ || true; }
+ios_of() { local st; read -r -a st < "/sys/block/${1#/dev/}/stat"; echo $((st[0] + st[4])); }
+snap() { # DEV CTRL -> "clock idle ios wr pkts"
+	local now=${EPOCHREALTIME/[.,]/} w=-1 io
+	io=$(ios_of "$1")
+	[ -r "/sys/class/nvme/$2/rnvme/wr_posted" ] && read -r w < "/sys/class/nvme/$2/rnvme/wr_posted"
+	awk -v now="${now}000" -v io="$io" -v w="$w" '
+		FILENAME == "/proc/timer_list" && /\.(idle|iowait)_sleeptime/ { i += $3 }
+		FILENAME == "/proc/net/dev" && FNR > 2 && $1 != "lo:" { p += $11 }
+		END { printf "%s %.0f %s %s %.0f\n", now, i, io, w, p }' /proc/timer_list /proc/net/dev
+}
+
 # run_fio PASS REP NAME T ARGS: one measured fio run; appends a JSON line
 run=0
 run_fio() {
-	local pass=$1 r=$2 name=$3 t=$4 args=$5 raw perfdata cqe0=0 cqe1=0 pre=()
-	local s0 s1 i0 i1 io0 io1 p0 p1 w0 w1 window idle busy ios
+	local pass=$1 r=$2 name=$3 t=$4 args=$5 raw perfdata cqe0=0 cqe1=0 pre=() fpid rc=0
+	local a b io_start io_end window idle busy ios
 	raw=raw/$name.$t.$pass$r.json
 	if [ "$pass" = profile ]; then
 		perfdata=/tmp/perf.$name.$t.data
 		kprobes_on "${tmod[$t]}"
-		pre=(perf record -q -e cpu-clock -c "$period" -a -o "$perfdata" --)
+		pre=(perf record -q --no-buildid --no-buildid-cache -e cpu-clock -c "$period" -a -o "$perfdata" --)
 		cqe0=$(kprobes_hits)
 	fi
-	p0=$(tx_packets) w0=$(wr_posted "${ctl[$t]}") io0=$(dev_ios "${dev[$t]}")
-	i0=$(idle_jiffies) s0=$(date +%s%N)
+	io_start=$(ios_of "${dev[$t]}")
+	# fio runs BENCH_RUNTIME + 1 s; the window is BENCH_RUNTIME long and
+	# starts 0.3 s after the first I/O completed
 	# shellcheck disable=SC2086 # args is a word list
-	if ! timeout $((rt * 20 + 120)) "${pre[@]}" fio --name="$name" --filename="${dev[$t]}" $args \
-		--direct=1 --time_based --runtime="$rt" --ramp_time="$ramp" --size=128m \
+	timeout $((rt * 20 + 120)) "${pre[@]}" fio --name="$name" --filename="${dev[$t]}" $args \
+		--direct=1 --time_based --runtime=$((rt + 1)) --ramp_time="$ramp" --size=128m \
 		--lat_percentiles=1 --percentile_list=50:99:99.9 --output-format=json \
-		--output="$RESULTS/$raw" >/dev/null 2>"$RESULTS/$raw.err"; then
-		echo "# fio $name on $t failed ($pass pass): $(tail -n 2 "$RESULTS/$raw.err" | tr '\n' ' ')"
+		--output="$RESULTS/$raw" >/dev/null 2>"$RESULTS/$raw.err" &
+	fpid=$!
+	while kill -0 "$fpid" 2>/dev/null && [ "$(ios_of "${dev[$t]}")" = "$io_start" ]; do nap 0.01; done
+	nap 0.3
+	a=$(snap "${dev[$t]}" "${ctl[$t]}")
+	nap "$rt"
+	b=$(snap "${dev[$t]}" "${ctl[$t]}")
+	wait "$fpid" || rc=$?
+	io_end=$(ios_of "${dev[$t]}")
+	if [ "$rc" != 0 ]; then
+		echo "# fio $name on $t failed ($pass pass, exit $rc): $(tail -n 2 "$RESULTS/$raw.err" | tr '\n' ' ')"
 		[ "$pass" != profile ] || kprobes_off
 		return 0
 	fi
-	s1=$(date +%s%N) i1=$(idle_jiffies)
-	io1=$(dev_ios "${dev[$t]}") w1=$(wr_posted "${ctl[$t]}") p1=$(tx_packets)
 	if [ "$pass" = profile ]; then
 		cqe1=$(kprobes_hits)
 		kprobes_off
@@ -161,17 +179,17 @@ run_fio() {
 			echo "# perf report failed for $name on $t"
 		rm -f "$perfdata"
 	fi
-	window=$((s1 - s0))
-	idle=$(((i1 - i0) * 1000000000 / hz))
+	# shellcheck disable=SC2086 # five numbers each
+	set -- $a $b
+	window=$(($6 - $1)) idle=$(($7 - $2)) ios=$(($8 - $3))
 	busy=$((window - idle))
-	ios=$((io1 - io0))
-	printf '{"pass": "%s", "transport": "%s", "workload": "%s", "rep": %d, "window_ns": %d, "busy_ns": %d, "ios": %d, "tx_pkts": %d, "wr": %d, "cqe": %d, "fio": "%s"%s}\n' \
-		"$pass" "$t" "$name" "$r" "$window" "$busy" "$ios" $((p1 - p0)) \
-		"$([ "$w0" = -1 ] && echo -1 || echo $((w1 - w0)))" \
+	printf '{"pass": "%s", "transport": "%s", "workload": "%s", "rep": %d, "window_ns": %d, "busy_ns": %d, "ios": %d, "ios_total": %d, "tx_pkts": %d, "wr": %d, "cqe": %d, "fio": "%s"%s}\n' \
+		"$pass" "$t" "$name" "$r" "$window" "$busy" "$ios" $((io_end - io_start)) $((${10} - $5)) \
+		"$([ "$4" = -1 ] && echo -1 || echo $((${9} - $4)))" \
 		"$([ "$pass" = profile ] && [ "$t" != tcp ] && echo $((cqe1 - cqe0)) || echo -1)" "$raw" \
 		"$([ "$pass" = profile ] && echo ", \"perf\": \"raw/$name.$t.perf.txt\", \"period\": $period")" >> "$out"
 	run=$((run + 1))
-	echo "# [$run] $pass $r $name $t: $ios I/Os, $((ios > 0 ? busy / ios : 0)) busy ns/IO, window $((window / 1000000)) ms"
+	echo "# [$run] $pass $r $name $t: $ios I/Os in the window, $((ios > 0 ? busy / ios : 0)) busy ns/IO, idle $((idle / 1000000)) of $((window / 1000000)) ms"
 }
 
 # fio's JSON goes to raw/ as it is: the host's report.py parses it (a Python
