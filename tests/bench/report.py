@@ -134,7 +134,9 @@ def load(path):
         ios = run["ios"]
         run["insn_per_io"] = run["busy_ns"] / ios if ios else None
         run["wr_per_io"] = run["wr"] / ios if ios and run["wr"] >= 0 else None
-        run["cqe_per_io"] = run["cqe"] / ios if ios and run["cqe"] >= 0 else None
+        # kprobe hits cover the whole fio run, the window only a part of it
+        all_ios = run.get("ios_total", ios)
+        run["cqe_per_io"] = run["cqe"] / all_ios if all_ios and run["cqe"] >= 0 else None
         run["pkts_per_io"] = run["tx_pkts"] / ios if ios else None
         run["busy_frac"] = run["busy_ns"] / run["window_ns"] if run["window_ns"] else None
         if run.get("pass") == "profile":

@@ -13,22 +13,29 @@
 # shift=0) the guest clock counts instructions, so every time figure here is
 # an instruction count and repeats exactly.
 # Profile pass (BENCH_PROFILE=1, default under icount), once per workload of
-# BENCH_PROFILE_WORKLOADS and transport: `perf record -e cpu-clock` (under
-# icount an instruction sample every BENCH_PERIOD instructions) gives
+# BENCH_PROFILE_WORKLOADS and transport, BENCH_PROFILE_RUNTIME (default 4 x
+# BENCH_RUNTIME) long: `perf record -e cpu-clock` (under icount an
+# instruction sample every BENCH_PERIOD instructions, default 20000) gives
 # raw/NAME.T.perf.txt (samples by module and symbol), and kprobe hit counts
 # on the transport's completion handlers (*_done) count host CQEs.
 #   BENCH_RUNTIME  seconds per fio run (guest seconds; default 5)
 #   BENCH_RAMP     fio ramp seconds (default 1; 0 under icount)
 #   BENCH_REPS     repetitions (default 3)
 #   BENCH_WORKLOADS  subset of workload names (default: all)
+# bash reads a script as it runs: run a private copy, so editing the tree
+# during a bench cannot change the running one
+if [ "${BENCH_COPY:-}" != 1 ]; then
+	cp "$0" /run/rnvme-bench.sh && BENCH_COPY=1 exec bash /run/rnvme-bench.sh "$@"
+fi
 # shellcheck source=../lib/common.sh
-. "$(dirname "$0")/../lib/common.sh"
+. "$REPO/tests/lib/common.sh"
 
 clock=${BENCH_CLOCK:-wall}
 rt=${BENCH_RUNTIME:-5}
 reps=${BENCH_REPS:-3}
 profile=${BENCH_PROFILE:-0}
-period=${BENCH_PERIOD:-100000}
+period=${BENCH_PERIOD:-20000}
+prt=${BENCH_PROFILE_RUNTIME:-$((rt * 4))}
 if [ "$clock" = icount ]; then ramp=${BENCH_RAMP:-0}; else ramp=${BENCH_RAMP:-1}; fi
 pworkloads=${BENCH_PROFILE_WORKLOADS:-randread-4k-qd1 randread-4k-qd32 randwrite-4k-qd1 randwrite-4k-qd32}
 out=$RESULTS/bench.jsonl
@@ -141,10 +148,13 @@ snap() { # DEV CTRL -> "clock idle ios wr pkts"
 # run_fio PASS REP NAME T ARGS: one measured fio run; appends a JSON line
 run=0
 run_fio() {
-	local pass=$1 r=$2 name=$3 t=$4 args=$5 raw perfdata cqe0=0 cqe1=0 pre=() fpid rc=0
+	local pass=$1 r=$2 name=$3 t=$4 args=$5 raw perfdata cqe0=0 cqe1=0 pre=() fpid rc=0 rt=$rt
 	local a b io_start io_end window idle busy ios
 	raw=raw/$name.$t.$pass$r.json
 	if [ "$pass" = profile ]; then
+		# more samples: a module doing ~500 instructions per I/O gets
+		# ~1500 samples in 4 x 2 s at one per 20000 instructions
+		rt=$prt
 		perfdata=/tmp/perf.$name.$t.data
 		kprobes_on "${tmod[$t]}"
 		pre=(perf record -q --no-buildid --no-buildid-cache -e cpu-clock -c "$period" -a -o "$perfdata" --)
