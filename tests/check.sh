@@ -29,6 +29,12 @@ add_total() { # LOG WHAT: add the "N passed, N failed[, N skipped]" last line of
 	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
 		pass=$((pass + BASH_REMATCH[1])) fail=$((fail + BASH_REMATCH[2]))
 		skip=$((skip + ${BASH_REMATCH[4]:-0}))
+		# a stage that passed nothing ran nothing (a missing tool skips whole
+		# suites): that is a failure of make check, not a green line
+		if [ "${BASH_REMATCH[1]}" = 0 ] && [ "${BASH_REMATCH[2]}" = 0 ]; then
+			echo "not ok - $2 ran no tests ($line): see its log"
+			fail=$((fail + 1))
+		fi
 	else
 		echo "not ok - $2 did not report a total"
 		fail=$((fail + 1))

@@ -35,8 +35,8 @@ apt_require_root
 PKGS=(
 	# VM harness
 	qemu-system-x86 busybox-static cpio xz-utils gzip kmod util-linux procps file
-	# guest tests
-	fio nvme-cli rdma-core iproute2 ibverbs-utils python3
+	# guest tests (jq: the tool's suites read its JSON; linux-perf: make bench)
+	fio nvme-cli rdma-core iproute2 ibverbs-utils python3 jq linux-perf
 	# module build
 	build-essential pahole
 	# debug kernel build (tests/debug-kernel/build.sh)
