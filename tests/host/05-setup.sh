@@ -10,10 +10,8 @@
 # usage: tests/host/05-setup.sh [KVER]   (KVER is ignored)
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-diag() { sed 's/^/# /'; }
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

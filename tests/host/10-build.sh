@@ -9,10 +9,6 @@ set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 kver=${1:-$("$REPO/tools/kbuild/kver.sh")}
 kdir=/lib/modules/$kver/build
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-diag() { sed 's/^/# /'; }
 
 # A private copy of the tree: these tests break builds on purpose.
 work=$(mktemp -d)

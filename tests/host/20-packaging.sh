@@ -14,10 +14,6 @@ set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 kver=${1:-$("$REPO/tools/kbuild/kver.sh")}
 tools_mode=${RNVME_TEST_TOOLS_DEB:-reuse}
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-diag() { sed 's/^/# /'; }
 # has LIST PATTERN: grep -q -E on a listing given as a string
 has() { printf '%s\n' "$1" | grep -qE "$2"; }
 

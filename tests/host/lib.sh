@@ -11,3 +11,10 @@ make_fake_kdir() {
 		$(((6 << 16) + (1 << 8) + 250)) > "$fake/include/generated/uapi/linux/version.h"
 	echo '#define LINUX_PACKAGE_ID " Debian 6.1.250-1"' > "$fake/include/generated/package.h"
 }
+
+# TAP for the host tests: ok DESC, not_ok DESC, diag (stdin as "# " lines);
+# n counts the points, failed the failures.
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+diag() { sed 's/^/# /'; }
