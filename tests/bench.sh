@@ -10,7 +10,7 @@
 #   BENCH_CLOCK=wall: two vCPUs, wall-clock IOPS (±10-25 % between runs
 #       here); 3 repetitions of 5 s + 1 s ramp, no profile pass
 #   BENCH_RUNTIME BENCH_REPS BENCH_WORKLOADS="randread-4k-qd1 ..."
-#   BENCH_PROFILE=0|1  BENCH_PROFILE_WORKLOADS="..."  BENCH_PERIOD=100000
+#   BENCH_PROFILE=0|1  BENCH_PROFILE_WORKLOADS="..."  BENCH_PERIOD=20000 BENCH_PROFILE_RUNTIME=8
 #   BENCH_RNVME_PARAMS="test_extra_work=200"  rnvme module parameters
 #   RNVME_SKIP_SETUP=1  do not run tests/setup-host.sh (apt-get)
 # shellcheck source=../tools/kbuild/strict.sh
