@@ -9,18 +9,23 @@ repetitions of the measure pass):
   insn_per_io         busy guest ns / I/Os completed (/proc/stat idle and
                       /sys/block stat over the same window); under icount a
                       guest ns is one instruction
-  module_insn_per_io  the transport module's own instructions per I/O, from
-                      the profile pass: its perf samples x the sample period /
-                      the I/Os of that run
+  module_insn_per_io  the transport module's own instructions per I/O:
+                      exact, from the insn-count plugin's counts over the
+                      marked window (raw/exact.txt, addresses mapped with
+                      raw/kallsyms.txt) / the I/Os of that window; or, with
+                      BENCH_PROFILE=perf, perf samples x the sample period /
+                      the I/Os of the profile run
   iops, lat_p50/p99/p999  fio (completion latency, guest ns)
   wr_per_io           work requests the host posted (rnvme counts them)
-  cqe_per_io          host completions (kprobe hits on the transport's
-                      completion handlers, profile pass)
+  cqe_per_io          host completions: calls of the transport's
+                      completion handlers (*_done; exact counts of their
+                      first instruction, or kprobe hits in the perf pass)
   ratio_vs_nvme_rdma  each of the above divided by nvme_rdma's
 
 usage: report.py BENCH.jsonl OUTDIR [--clock icount|wall] [--commit SHA]
 """
 import argparse
+import bisect
 import json
 import re
 import statistics
@@ -117,9 +122,95 @@ def perf_profile(path, transport, period, ios, modsyms):
             "top": [[s, round(n * scale, 1)] for s, n in top]}
 
 
+class Kallsyms:
+    """Text symbols of the guest's /proc/kallsyms: address -> (name, module);
+    module is "kernel" for the core image."""
+
+    def __init__(self, path):
+        syms = []
+        for line in path.read_text().splitlines():
+            parts = line.split()
+            if len(parts) < 3 or parts[1] not in "tTwW":
+                continue
+            mod = parts[3].strip("[]") if len(parts) > 3 else "kernel"
+            syms.append((int(parts[0], 16), parts[2], mod))
+        syms.sort()
+        self.addrs = [a for a, _, _ in syms]
+        self.syms = [(n, m) for _, n, m in syms]
+        self.entry = {(n, m): a for a, n, m in syms}
+        self.cache = {}
+
+    def lookup(self, addr):
+        hit = self.cache.get(addr)
+        if hit is None:
+            i = bisect.bisect_right(self.addrs, addr) - 1
+            hit = self.syms[i] if i >= 0 else ("?", "kernel")
+            self.cache[addr] = hit
+        return hit
+
+
+def exact_windows(path):
+    """raw/exact.txt -> {window: (user, kernel, {addr: count})}"""
+    out, cur = {}, None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("window "):
+                w = line.split()
+                cur = {}
+                out[int(w[1])] = (int(w[3]), int(w[5]), cur)
+            elif line.startswith("end ") or line.startswith("#"):
+                cur = None
+            elif cur is not None:
+                a, n = line.split()
+                cur[int(a, 16)] = int(n)
+    return out
+
+
+def classify_exact(name, mod, transport):
+    if mod == MODULE_OF[transport]:
+        return "transport"
+    for cls, mods in CLASSES[1:]:
+        if mod in mods:
+            return cls
+    if mod == "kernel" and BLOCK_SYM.match(name):
+        return "block"
+    return "rest"
+
+
+def exact_profile(window, transport, ios, ksyms):
+    """Instructions per I/O by class and function, and transport completion
+    handler calls (the count of each *_done function's first instruction)."""
+    user, kernel, counts = window
+    by_class = defaultdict(int)
+    by_sym = defaultdict(int)
+    for addr, n in counts.items():
+        name, mod = ksyms.lookup(addr)
+        by_class[classify_exact(name, mod, transport)] += n
+        by_sym[(name, mod)] += n
+    by_class["rest"] += user
+    tmod = MODULE_OF[transport]
+    cqe = sum(counts.get(a, 0) for (n, m), a in ksyms.entry.items()
+              if m == tmod and n.endswith("_done"))
+    scale = 1 / ios if ios else 0
+    classes = {c: round(by_class.get(c, 0) * scale, 1)
+               for c in [c for c, _ in CLASSES] + ["block", "rest"]}
+    top = sorted(by_sym.items(), key=lambda kv: -kv[1])[:12]
+    mtop = sorted(((k, v) for k, v in by_sym.items() if k[1] == tmod),
+                  key=lambda kv: -kv[1])[:10]
+    return {"instructions": user + kernel, "classes": classes,
+            "module_top": [[n, round(c * scale, 1)] for (n, _), c in mtop],
+            "insn_per_io": (user + kernel) * scale,
+            "cqe_per_io": cqe * scale if transport != "tcp" else None,
+            "top": [[f"{n} [{m}]", round(c * scale, 1)] for (n, m), c in top]}
+
+
 def load(path):
     base = Path(path).parent
     modsyms = module_symbols(base / "raw" / "module-symbols.txt")
+    windows, ksyms = {}, None
+    if (base / "raw" / "exact.txt").exists() and (base / "raw" / "kallsyms.txt").exists():
+        windows = exact_windows(base / "raw" / "exact.txt")
+        ksyms = Kallsyms(base / "raw" / "kallsyms.txt")
     measure, profile = defaultdict(list), {}
     for line in Path(path).read_text().splitlines():
         if not line.strip():
@@ -139,6 +230,14 @@ def load(path):
         run["cqe_per_io"] = run["cqe"] / all_ios if all_ios and run["cqe"] >= 0 else None
         run["pkts_per_io"] = run["tx_pkts"] / ios if ios else None
         run["busy_frac"] = run["busy_ns"] / run["window_ns"] if run["window_ns"] else None
+        win = run.get("exact_window")
+        if win is not None:
+            if win in windows and run.get("exact_ios"):
+                run["exact"] = exact_profile(windows[win], run["transport"],
+                                             run["exact_ios"], ksyms)
+            else:
+                print(f"report: no exact counts for window {win} ({run['fio']})",
+                      file=sys.stderr)
         if run.get("pass") == "profile":
             if "perf" in run and (base / run["perf"]).exists():
                 # perf sampled the whole fio run: divide by all its I/Os
@@ -168,7 +267,19 @@ def summarise(measure, profile, clock, commit):
         row["insn_per_io_from_iops"] = 1e9 / row["iops"] if row["iops"] else None
         prof = profile.get((t, w))
         row["module_insn_per_io"] = None
-        if prof:
+        exact = [r["exact"] for r in runs if "exact" in r]
+        if exact:
+            row["profile"] = "exact"
+            row["module_insn_per_io"] = statistics.median(
+                e["classes"]["transport"] for e in exact)
+            row["exact_insn_per_io"] = statistics.median(e["insn_per_io"] for e in exact)
+            if exact[0]["cqe_per_io"] is not None:
+                row["cqe_per_io"] = statistics.median(e["cqe_per_io"] for e in exact)
+            row["where"] = exact[0]["classes"]
+            row["top_functions"] = exact[0]["top"]
+            row["module_top_functions"] = exact[0]["module_top"]
+        elif prof:
+            row["profile"] = "perf"
             if prof.get("cqe_per_io") is not None:
                 row["cqe_per_io"] = prof["cqe_per_io"]
             if "profile" in prof:
@@ -197,7 +308,8 @@ def markdown(rows, clock, commit):
     lat = "instructions" if clock == "icount" else "ns"
     out = [f"# make bench ({clock} clock, commit {commit})", "",
            f"insn/IO: {unit} per I/O of the whole guest; module: the transport "
-           f"module's own (profile pass); latencies in {lat}; ratios against nvme_rdma.", ""]
+           f"module's own ({'exact counts' if any(r.get('profile') == 'exact' for r in rows) else 'profile pass'}); "
+           f"latencies in {lat}; ratios against nvme_rdma.", ""]
     out.append("| workload | transport | insn/IO | ×rdma | module insn/IO | ×rdma | IOPS | "
                "p50 | p99 | p99.9 | WR/IO | CQE/IO | pkts/IO |")
     out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -211,7 +323,8 @@ def markdown(rows, clock, commit):
     prof = [r for r in rows if r.get("where")]
     if prof:
         classes = list(prof[0]["where"].keys())
-        out += ["", "## Where the instructions go (per I/O, profile pass)", "",
+        src = "exact counts" if prof[0].get("profile") == "exact" else "profile pass"
+        out += ["", f"## Where the instructions go (per I/O, {src})", "",
                 "| workload | transport | " + " | ".join(classes) + " |",
                 "|---|---|" + "---:|" * len(classes)]
         for r in prof:
@@ -221,6 +334,12 @@ def markdown(rows, clock, commit):
         for r in prof:
             out.append(f"- **{r['workload']} / {r['transport']}**: " +
                        ", ".join(f"{s.split()[0]} {fmt(n)}" for s, n in r["top_functions"][:8]))
+    mod = [r for r in rows if r.get("module_top_functions")]
+    if mod:
+        out += ["", "## The transport module's own functions (instructions per I/O)", ""]
+        for r in mod:
+            out.append(f"- **{r['workload']} / {r['transport']}**: " +
+                       ", ".join(f"{s} {fmt(n)}" for s, n in r["module_top_functions"]))
     return "\n".join(out) + "\n"
 
 

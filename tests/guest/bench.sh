@@ -12,7 +12,11 @@
 # Under BENCH_CLOCK=icount (tests/bench.sh's default: one vCPU, QEMU -icount
 # shift=0) the guest clock counts instructions, so every time figure here is
 # an instruction count and repeats exactly.
-# Profile pass (BENCH_PROFILE=1, default under icount), once per workload of
+# Exact counts (BENCH_MARK set: tests/bench.sh's default under icount, with
+# QEMU's insn-count plugin loaded): every measured window is also marked
+# with tests/bench/mark.c, and the plugin writes how often each kernel
+# instruction ran in it; raw/kallsyms.txt maps them to functions.
+# Profile pass (BENCH_PROFILE=perf), once per workload of
 # BENCH_PROFILE_WORKLOADS and transport, BENCH_PROFILE_RUNTIME (default 4 x
 # BENCH_RUNTIME) long: `perf record -e cpu-clock` (under icount an
 # instruction sample every BENCH_PERIOD instructions, default 20000) gives
@@ -34,13 +38,17 @@ clock=${BENCH_CLOCK:-wall}
 rt=${BENCH_RUNTIME:-5}
 reps=${BENCH_REPS:-3}
 profile=${BENCH_PROFILE:-0}
+[ "$profile" != 1 ] || profile=perf
+mark=${BENCH_MARK:-}
+[ -z "$mark" ] || [ -x "$mark" ] || bail "BENCH_MARK=$mark is not executable"
+exact_n=0
 period=${BENCH_PERIOD:-20000}
 prt=${BENCH_PROFILE_RUNTIME:-$((rt * 4))}
 if [ "$clock" = icount ]; then ramp=${BENCH_RAMP:-0}; else ramp=${BENCH_RAMP:-1}; fi
 pworkloads=${BENCH_PROFILE_WORKLOADS:-randread-4k-qd1 randread-4k-qd32 randwrite-4k-qd1 randwrite-4k-qd32}
 out=$RESULTS/bench.jsonl
 : > "$out"
-echo "# clock $clock, $(nproc) vCPU, fio ${rt} s + ${ramp} s ramp, $reps rep(s), profile $profile"
+echo "# clock $clock, $(nproc) vCPU, fio ${rt} s + ${ramp} s ramp, $reps rep(s), profile $profile, exact counts $([ -n "$mark" ] && echo on || echo off)"
 
 # One block device per controller: turn native multipath off before
 # nvme-core loads, or the three controllers would share one head device.
@@ -149,7 +157,7 @@ snap() { # DEV CTRL -> "clock idle ios wr pkts"
 run=0
 run_fio() {
 	local pass=$1 r=$2 name=$3 t=$4 args=$5 raw perfdata cqe0=0 cqe1=0 pre=() fpid rc=0 rt=$rt
-	local a b io_start io_end window idle busy ios
+	local a b io_start io_end window idle busy ios m0="" m1="" exact="" stat
 	raw=raw/$name.$t.$pass$r.json
 	if [ "$pass" = profile ]; then
 		# more samples: a module doing ~500 instructions per I/O gets
@@ -172,8 +180,16 @@ run_fio() {
 	while kill -0 "$fpid" 2>/dev/null && [ "$(ios_of "${dev[$t]}")" = "$io_start" ]; do nap 0.01; done
 	nap 0.3
 	a=$(snap "${dev[$t]}" "${ctl[$t]}")
+	stat=/sys/block/${dev[$t]#/dev/}/stat
+	# the plugin's window: instructions and I/Os between the two marks
+	[ -z "$mark" ] || [ "$pass" != measure ] || m0=$("$mark" begin "$stat") || m0=""
 	nap "$rt"
+	[ -z "$m0" ] || m1=$("$mark" end "$stat") || m1=""
 	b=$(snap "${dev[$t]}" "${ctl[$t]}")
+	if [ -n "$m1" ]; then
+		exact=", \"exact_window\": $exact_n, \"exact_ios\": $((m1 - m0))"
+		exact_n=$((exact_n + 1))
+	fi
 	wait "$fpid" || rc=$?
 	io_end=$(ios_of "${dev[$t]}")
 	if [ "$rc" != 0 ]; then
@@ -193,11 +209,12 @@ run_fio() {
 	set -- $a $b
 	window=$(($6 - $1)) idle=$(($7 - $2)) ios=$(($8 - $3))
 	busy=$((window - idle))
-	printf '{"pass": "%s", "transport": "%s", "workload": "%s", "rep": %d, "window_ns": %d, "busy_ns": %d, "ios": %d, "ios_total": %d, "tx_pkts": %d, "wr": %d, "cqe": %d, "fio": "%s"%s}\n' \
+	printf '{"pass": "%s", "transport": "%s", "workload": "%s", "rep": %d, "window_ns": %d, "busy_ns": %d, "ios": %d, "ios_total": %d, "tx_pkts": %d, "wr": %d, "cqe": %d, "fio": "%s"%s%s}\n' \
 		"$pass" "$t" "$name" "$r" "$window" "$busy" "$ios" $((io_end - io_start)) $((${10} - $5)) \
 		"$([ "$4" = -1 ] && echo -1 || echo $((${9} - $4)))" \
 		"$([ "$pass" = profile ] && [ "$t" != tcp ] && echo $((cqe1 - cqe0)) || echo -1)" "$raw" \
-		"$([ "$pass" = profile ] && echo ", \"perf\": \"raw/$name.$t.perf.txt\", \"period\": $period")" >> "$out"
+		"$([ "$pass" = profile ] && echo ", \"perf\": \"raw/$name.$t.perf.txt\", \"period\": $period")" \
+		"$exact" >> "$out"
 	run=$((run + 1))
 	echo "# [$run] $pass $r $name $t: $ios I/Os in the window, $((ios > 0 ? busy / ios : 0)) busy ns/IO, idle $((idle / 1000000)) of $((window / 1000000)) ms"
 }
@@ -205,6 +222,10 @@ run_fio() {
 # fio's JSON goes to raw/ as it is: the host's report.py parses it (a Python
 # start per run costs seconds under TCG).
 mkdir -p "$RESULTS/raw"
+# addresses -> functions for report.py (the exact counts and perf alike);
+# every module the bench uses is loaded by now
+echo 0 > /proc/sys/kernel/kptr_restrict 2>/dev/null
+cp /proc/kallsyms "$RESULTS/raw/kallsyms.txt" || bail "cannot copy /proc/kallsyms"
 # Warm-up, not measured: the first fio of a boot loads fio and its libraries
 # over 9p (guest work, and 9p replies arrive at host-dependent instruction
 # counts under icount), and each device's first I/Os set up its queues.
@@ -227,11 +248,10 @@ for ((r = 0; r < reps; r++)); do
 		w=$((w + 1))
 	done
 done
-if [ "$profile" = 1 ]; then
+if [ "$profile" = perf ]; then
 	# perf names module functions [kernel.kallsyms] here (it finds no .ko
 	# for an insmod'ed module): report.py maps them back with this
 	awk '$4 ~ /^\[/ { print $3, $4 }' /proc/kallsyms > "$RESULTS/raw/module-symbols.txt"
-	echo 0 > /proc/sys/kernel/kptr_restrict 2>/dev/null
 	echo -1 > /proc/sys/kernel/perf_event_paranoid 2>/dev/null
 	for entry in "${workloads[@]}"; do
 		name=${entry%%|*} args=${entry#*|}
