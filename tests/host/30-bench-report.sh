@@ -1,7 +1,8 @@
 #!/bin/bash
 # make bench's report (TAP): tests/bench/report.py on a synthetic run whose
 # figures are known: two transports x one workload, a measure and a profile
-# pass, fio JSON and perf reports.  Checks every JSON key the bench promises,
+# pass, fio JSON and perf reports, and a second run with the insn-count
+# plugin's exact counts.  Checks every JSON key the bench promises,
 # instructions per I/O (busy ns / I/Os), the module's own (its perf samples x
 # period / I/Os), the module breakdown, WR/CQE per I/O and the ratios.
 # usage: tests/host/30-bench-report.sh [KVER]   (KVER is ignored)
@@ -86,6 +87,73 @@ if grep -q '^| w | rnvme | 100,000 | 0.8000 | 8,000 | 0.800 |' "$work/results.md
 	ok "results.md has the row with the ratios"
 else
 	not_ok "results.md has the row with the ratios"; sed 's/^/# /' "$work/results.md" | head -20
+fi
+
+# Exact counts (insn-count plugin): kallsyms + exact.txt, two windows
+x=$work/exact
+mkdir -p "$x/raw"
+cp "$work"/raw/w.rnvme.m.json "$work"/raw/w.rdma.m.json "$x/raw/"
+cat > "$x/raw/kallsyms.txt" <<'EOF'
+ffffffff81000000 T blk_mq_submit_bio
+ffffffff81001000 T _raw_spin_lock
+ffffffffc0001000 t rnvme_queue_rq	[rnvme]
+ffffffffc0001080 d rnvme_data	[rnvme]
+ffffffffc0001100 t rnvme_recv_done	[rnvme]
+ffffffffc0002000 t nvme_rdma_queue_rq	[nvme_rdma]
+ffffffffc0002100 t nvme_rdma_send_done	[nvme_rdma]
+ffffffffc0003000 t rxe_requester	[rdma_rxe]
+ffffffffc0004000 t nvme_setup_cmd	[nvme_core]
+EOF
+# window 0 (rnvme, 100 I/Os): module 7000 -> 70/IO, 200 calls of
+# rnvme_recv_done -> 2 CQE/IO, rxe 300/IO, block 20, nvme-core 4, rest
+# (500 kernel + 1000 user) 15; window 1 (nvme_rdma): module 10150 -> 101.5,
+# 150 calls of nvme_rdma_send_done -> 1.5 CQE/IO
+cat > "$x/raw/exact.txt" <<'EOF'
+window 0 user 1000 kernel 39900
+ffffffffc0001000 100
+ffffffffc0001004 5000
+ffffffffc0001100 200
+ffffffffc0001110 1700
+ffffffffc0003010 30000
+ffffffff81000010 2000
+ffffffff81001000 500
+ffffffffc0004000 400
+end 0
+window 1 user 0 kernel 10150
+ffffffffc0002000 100
+ffffffffc0002010 9900
+ffffffffc0002100 150
+end 1
+# 2 windows, 11 kernel instruction addresses seen
+EOF
+cat > "$x/bench.jsonl" <<'EOF'
+{"pass": "measure", "transport": "rnvme", "workload": "w", "rep": 0, "window_ns": 1000000000, "busy_ns": 1000000000, "ios": 10000, "tx_pkts": 30000, "wr": 25000, "cqe": -1, "fio": "raw/w.rnvme.m.json", "exact_window": 0, "exact_ios": 100}
+{"pass": "measure", "transport": "rdma", "workload": "w", "rep": 0, "window_ns": 1000000000, "busy_ns": 1000000000, "ios": 8000, "tx_pkts": 24000, "wr": -1, "cqe": -1, "fio": "raw/w.rdma.m.json", "exact_window": 1, "exact_ios": 100}
+EOF
+if "$py" "$REPO/tests/bench/report.py" "$x/bench.jsonl" "$x" --clock icount --commit abc123 > "$x/out.txt" 2>&1; then
+	ok "report.py runs on a synthetic run with exact counts"
+else
+	not_ok "report.py runs on a synthetic run with exact counts"
+	diag < "$x/out.txt"
+fi
+work=$x
+check "exact: module_insn_per_io = the module's counted instructions / window I/Os (70 and 101.5)" \
+	'r["module_insn_per_io"] == 70 and b["module_insn_per_io"] == 101.5 and r["profile"] == "exact"'
+check "exact: CQE/IO = calls of the module's *_done functions / I/Os (2.0, 1.5)" \
+	'r["cqe_per_io"] == 2.0 and b["cqe_per_io"] == 1.5'
+check "exact: where (rdma_rxe 300, block 20, nvme-core 4, rest 15 incl. user) and the window's 409 insn/IO" \
+	'r["where"] == {"transport": 70, "rdma_rxe": 300, "ib_core": 0, "nvme-core": 4, "nvmet": 0, "block": 20, "rest": 15} and r["exact_insn_per_io"] == 409'
+check "exact: the module's own top function is rnvme_queue_rq at 51 insn/IO" \
+	'r["module_top_functions"][0] == ["rnvme_queue_rq", 51]'
+# the plugin and the guest's marker build warning-free
+if cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$work/insn-count.so" "$REPO/tests/bench/insn-count.c" 2>"$work/cc.err" &&
+	cc -O2 -Wall -Wextra -Werror -o "$work/mark" "$REPO/tests/bench/mark.c" 2>>"$work/cc.err" &&
+	objdump -d "$work/mark" | grep -q 'movabs \$0x4e4947454d564e52' &&
+	objdump -d "$work/mark" | grep -q 'movabs \$0x444e45454d564e52'; then
+	ok "insn-count.so and mark build with -Werror; mark carries both marker instructions"
+else
+	not_ok "insn-count.so and mark build with -Werror; mark carries both marker instructions"
+	diag < "$work/cc.err"
 fi
 echo "1..$n"
 [ "$failed" = 0 ]
