@@ -96,17 +96,20 @@ for t in rnvme rdma tcp; do
 	echo "# $t: nvme$inst -> $d, queues $(ctrl_attr "nvme$inst" queue_count)"
 done
 
-# name|fio arguments
+# name|window length in BENCH_RUNTIMEs|fio arguments.  A window cuts through
+# the I/Os in flight at its two ends; at 128 KiB and depth 8 (about 800 I/Os
+# in 2e9 instructions, 8 in flight) that moved instructions per I/O by up to
+# 0.7 % between two runs, so those windows are three times as long.
 workloads=(
-	"randread-4k-qd1|--rw=randread --bs=4k --iodepth=1 --ioengine=libaio"
-	"randread-4k-qd32|--rw=randread --bs=4k --iodepth=32 --ioengine=libaio"
-	"randread-4k-qd128|--rw=randread --bs=4k --iodepth=128 --ioengine=libaio"
-	"randwrite-4k-qd1|--rw=randwrite --bs=4k --iodepth=1 --ioengine=libaio"
-	"randwrite-4k-qd32|--rw=randwrite --bs=4k --iodepth=32 --ioengine=libaio"
-	"seqread-128k-qd8|--rw=read --bs=128k --iodepth=8 --ioengine=libaio"
-	"seqwrite-128k-qd8|--rw=write --bs=128k --iodepth=8 --ioengine=libaio"
-	"randrw70-4k-qd32|--rw=randrw --rwmixread=70 --bs=4k --iodepth=32 --ioengine=libaio"
-	"randread-4k-qd1-polled|--rw=randread --bs=4k --iodepth=1 --ioengine=io_uring --hipri=1"
+	"randread-4k-qd1|1|--rw=randread --bs=4k --iodepth=1 --ioengine=libaio"
+	"randread-4k-qd32|1|--rw=randread --bs=4k --iodepth=32 --ioengine=libaio"
+	"randread-4k-qd128|1|--rw=randread --bs=4k --iodepth=128 --ioengine=libaio"
+	"randwrite-4k-qd1|1|--rw=randwrite --bs=4k --iodepth=1 --ioengine=libaio"
+	"randwrite-4k-qd32|1|--rw=randwrite --bs=4k --iodepth=32 --ioengine=libaio"
+	"seqread-128k-qd8|3|--rw=read --bs=128k --iodepth=8 --ioengine=libaio"
+	"seqwrite-128k-qd8|3|--rw=write --bs=128k --iodepth=8 --ioengine=libaio"
+	"randrw70-4k-qd32|1|--rw=randrw --rwmixread=70 --bs=4k --iodepth=32 --ioengine=libaio"
+	"randread-4k-qd1-polled|1|--rw=randread --bs=4k --iodepth=1 --ioengine=io_uring --hipri=1"
 )
 
 # (packets: sent on all interfaces but lo, RoCE's UDP and TCP alike, so
@@ -153,10 +156,12 @@ snap() { # DEV CTRL -> "clock idle ios wr pkts"
 		END { printf "%s %.0f %s %s %.0f\n", now, i, io, w, p }' /proc/timer_list /proc/net/dev
 }
 
-# run_fio PASS REP NAME T ARGS: one measured fio run; appends a JSON line
+# run_fio PASS REP NAME T ARGS [SCALE]: one measured fio run (window SCALE x
+# BENCH_RUNTIME); appends a JSON line
 run=0
 run_fio() {
-	local pass=$1 r=$2 name=$3 t=$4 args=$5 raw perfdata cqe0=0 cqe1=0 pre=() fpid rc=0 rt=$rt
+	local pass=$1 r=$2 name=$3 t=$4 args=$5 raw perfdata cqe0=0 cqe1=0 pre=() fpid rc=0
+	local rt=$((rt * ${6:-1}))
 	local a b io_start io_end window idle busy ios m0="" m1="" exact="" stat
 	raw=raw/$name.$t.$pass$r.json
 	if [ "$pass" = profile ]; then
@@ -238,12 +243,13 @@ for ((r = 0; r < reps; r++)); do
 	w=0
 	for entry in "${workloads[@]}"; do
 		name=${entry%%|*} args=${entry#*|}
+		scale=${args%%|*} args=${args#*|}
 		if [ -n "${BENCH_WORKLOADS:-}" ] && [[ " $BENCH_WORKLOADS " != *" $name "* ]]; then
 			continue
 		fi
 		for ((k = 0; k < 3; k++)); do
 			# rotate the order per repetition and workload
-			run_fio measure "$r" "$name" "${transports[$(((k + r + w) % 3))]}" "$args"
+			run_fio measure "$r" "$name" "${transports[$(((k + r + w) % 3))]}" "$args" "$scale"
 		done
 		w=$((w + 1))
 	done
@@ -255,6 +261,7 @@ if [ "$profile" = perf ]; then
 	echo -1 > /proc/sys/kernel/perf_event_paranoid 2>/dev/null
 	for entry in "${workloads[@]}"; do
 		name=${entry%%|*} args=${entry#*|}
+		args=${args#*|}
 		[[ " $pworkloads " == *" $name "* ]] || continue
 		for t in "${transports[@]}"; do
 			run_fio profile 0 "$name" "$t" "$args"
