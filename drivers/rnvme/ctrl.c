@@ -153,7 +153,7 @@ static int rnvme_configure_admin_queue(struct rnvme_ctrl *ctrl, bool new)
 
 	nvme_unquiesce_admin_queue(&ctrl->ctrl);
 
-	ret = rnvme_init_ctrl_finish(&ctrl->ctrl, !new);
+	ret = rnvme_init_ctrl_finish(&ctrl->ctrl);
 	if (ret)
 		goto out_quiesce_queue;
 	return 0;
@@ -187,9 +187,15 @@ static int rnvme_configure_io_queues(struct rnvme_ctrl *ctrl, bool new)
 		return ret;
 
 	if (new) {
+		/*
+		 * The number of maps is fixed for the life of the tag set, the
+		 * grant is not: size it from what was asked for, so a later
+		 * association that grants poll queues the first one did not
+		 * has a map to put them in (rnvme_map_queues).
+		 */
 		ret = nvme_alloc_io_tag_set(&ctrl->ctrl, &ctrl->tag_set,
 				&rnvme_mq_ops,
-				ctrl->io_queues[HCTX_TYPE_POLL] ? HCTX_MAX_TYPES : 2,
+				rnvme_tag_set_maps(ctrl->ctrl.opts->nr_poll_queues),
 				sizeof(struct rnvme_request));
 		if (ret)
 			goto out_free_io_queues;

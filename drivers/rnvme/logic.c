@@ -75,6 +75,22 @@ void rnvme_split_io_queues(const struct rnvme_queue_want *want, u32 cpus,
 EXPORT_SYMBOL_IF_KUNIT(rnvme_split_io_queues);
 
 /**
+ * rnvme_tag_set_maps - blk-mq maps for an I/O tag set
+ * @nr_poll: nr_poll_queues asked for in the connect options
+ *
+ * A tag set's map count is fixed when it is allocated, but every association
+ * of the controller may grant a different number of queues.  The count must
+ * therefore follow what the host asked for, never one grant: a first
+ * association without poll queues followed by one with them would otherwise
+ * map poll queues into a map that has no memory behind it.
+ */
+unsigned int rnvme_tag_set_maps(u32 nr_poll)
+{
+	return nr_poll ? HCTX_MAX_TYPES : HCTX_TYPE_POLL; /* default + read */
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_tag_set_maps);
+
+/**
  * rnvme_is_poll_queue - does I/O queue @qid (1-based) belong to the poll map
  * @io_queues: the split from rnvme_split_io_queues()
  * @qid:       NVMe queue id; 0 (admin) is never polled

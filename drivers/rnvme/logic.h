@@ -34,6 +34,7 @@ u32 rnvme_io_queues_wanted(const struct rnvme_queue_want *want, u32 cpus);
 void rnvme_split_io_queues(const struct rnvme_queue_want *want, u32 cpus,
 			   u32 granted, u32 io_queues[HCTX_MAX_TYPES]);
 bool rnvme_is_poll_queue(const u32 io_queues[HCTX_MAX_TYPES], int qid);
+unsigned int rnvme_tag_set_maps(u32 nr_poll);
 
 u16 rnvme_clamp_sqsize(u16 sqsize, u16 maxcmd, u16 max_queue_size);
 

@@ -164,6 +164,13 @@ bool rnvme_ctrl_exists(struct nvmf_ctrl_options *opts)
 	return found;
 }
 
+/* A live controller whose RDMA port still passes traffic can be shut down. */
+static bool rnvme_device_still_usable(struct rnvme_ctrl *ctrl)
+{
+	return nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE &&
+	       rnvme_queue_port_active(&ctrl->queues[0]);
+}
+
 /**
  * rnvme_delete_ctrls - delete controllers and wait until they are gone
  * @ibdev: only those whose admin queue used this device; NULL for all
@@ -177,15 +184,31 @@ void rnvme_delete_ctrls(struct ib_device *ibdev)
 	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
 		if (ibdev && READ_ONCE(ctrl->ibdev) != ibdev)
 			continue;
-		dev_info(ctrl->ctrl.device, "deleting controller: %s\n",
-			 ibdev ? "its RDMA device is going away" : "rnvme is unloading");
-		if (ibdev) {
+		if (!ibdev) {
+			dev_info(ctrl->ctrl.device,
+				 "deleting controller: rnvme is unloading\n");
+		} else if (rnvme_device_still_usable(ctrl)) {
 			/*
-			 * Its QPs will never complete anything again: error
+			 * An orderly unregistration (rdma link delete, driver
+			 * unbind): the device works until this callback
+			 * returns.  Delete as `nvme disconnect` does, so the
+			 * namespaces' dirty pages are written and the
+			 * controller gets its CC.SHN shutdown.
+			 */
+			dev_info(ctrl->ctrl.device,
+				 "deleting controller: RDMA device %s is being unregistered; its port is up: writing back and shutting down first\n",
+				 ctrl->rdma_dev_name);
+		} else {
+			/*
+			 * The port is down (the netdev went away first): the
+			 * QPs will never complete anything again.  Error
 			 * recovery cancels the commands in flight (deleting
 			 * the namespaces waits for them), and the shutdown
-			 * below skips the Property Set that would time out.
+			 * skips the Property Set that would time out.
 			 */
+			dev_info(ctrl->ctrl.device,
+				 "deleting controller: RDMA device %s is going away with its port down: failing I/O in flight\n",
+				 ctrl->rdma_dev_name);
 			WRITE_ONCE(ctrl->dev_removed, true);
 			rnvme_error_recovery(ctrl);
 		}
