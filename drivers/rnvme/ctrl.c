@@ -345,6 +345,26 @@ static int rnvme_setup_ctrl(struct rnvme_ctrl *ctrl, bool new)
 			 NVME_RDMA_MAX_QUEUE_SIZE, sqsize + 1);
 		ctrl->ctrl.sqsize = sqsize;
 	}
+	if (!new && ctrl->ctrl.queue_count > 1 &&
+	    !rnvme_sqsize_fits_tag_set(ctrl->ctrl.sqsize,
+				       ctrl->tag_set.queue_depth)) {
+		/*
+		 * blk-mq would hand out more tags than the new queues have
+		 * entries, MRs and receive buffers.  The tag set cannot
+		 * shrink: refuse, and keep trying at the old size (a target
+		 * that grows back is accepted again).
+		 */
+		dev_err(ctrl->ctrl.device,
+			"the controller now allows I/O queues of %u entries, fewer than the %u this controller was created with: association refused (disconnect and connect again to use %u)\n",
+			ctrl->ctrl.sqsize + 1, ctrl->tag_set.queue_depth,
+			ctrl->ctrl.sqsize + 1);
+		rnvme_record_error(ctrl, "queue size shrank to %u (created with %u)",
+				   ctrl->ctrl.sqsize + 1,
+				   ctrl->tag_set.queue_depth);
+		ctrl->ctrl.sqsize = ctrl->tag_set.queue_depth - 1;
+		ret = -ENOSPC;
+		goto out_destroy_admin;
+	}
 
 	if (ctrl->ctrl.queue_count > 1) {
 		ret = rnvme_configure_io_queues(ctrl, new);

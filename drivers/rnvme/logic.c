@@ -103,6 +103,20 @@ bool rnvme_is_poll_queue(const u32 io_queues[HCTX_MAX_TYPES], int qid)
 EXPORT_SYMBOL_IF_KUNIT(rnvme_is_poll_queue);
 
 /**
+ * rnvme_sqsize_fits_tag_set - can queues of @sqsize serve an existing tag set
+ * @sqsize:      0's based I/O queue size of the new association
+ * @tag_depth:   queue_depth of the controller's I/O tag set (its first sqsize + 1)
+ *
+ * Every tag may be in flight at once, and each needs a queue entry, an MR
+ * and a receive buffer of the queue sized from @sqsize.
+ */
+bool rnvme_sqsize_fits_tag_set(u16 sqsize, u32 tag_depth)
+{
+	return (u32)sqsize + 1 >= tag_depth;
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_sqsize_fits_tag_set);
+
+/**
  * rnvme_clamp_sqsize - bound the I/O submission queue size (0's based)
  * @sqsize:         current value (queue_size - 1, already capped to MQES)
  * @maxcmd:         the controller's MAXCMD, 0 if not reported

@@ -37,6 +37,7 @@ bool rnvme_is_poll_queue(const u32 io_queues[HCTX_MAX_TYPES], int qid);
 unsigned int rnvme_tag_set_maps(u32 nr_poll);
 
 u16 rnvme_clamp_sqsize(u16 sqsize, u16 maxcmd, u16 max_queue_size);
+bool rnvme_sqsize_fits_tag_set(u16 sqsize, u32 tag_depth);
 
 void rnvme_cm_req_init(struct nvme_rdma_cm_req *req, u16 qid, u16 queue_size);
 const char *rnvme_cm_rej_msg(u16 status);

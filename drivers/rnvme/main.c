@@ -164,11 +164,24 @@ bool rnvme_ctrl_exists(struct nvmf_ctrl_options *opts)
 	return found;
 }
 
-/* A live controller whose RDMA port still passes traffic can be shut down. */
-static bool rnvme_device_still_usable(struct rnvme_ctrl *ctrl)
+/*
+ * A live controller whose RDMA port still passes traffic can be shut down.
+ * Ask the device, not the port-state cache: when the netdev goes away the
+ * driver marks its port down at once, but the cache learns it from an event
+ * handled later, often after this device's removal has begun.
+ */
+static bool rnvme_device_still_usable(struct rnvme_ctrl *ctrl,
+				      struct ib_device *ibdev)
 {
-	return nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE &&
-	       rnvme_queue_port_active(&ctrl->queues[0]);
+	struct rnvme_queue *admin = &ctrl->queues[0];
+	struct ib_port_attr attr;
+
+	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE ||
+	    !test_bit(RNVME_Q_ALLOCATED, &admin->flags) || !admin->cm_id)
+		return false;
+	if (ib_query_port(ibdev, admin->cm_id->port_num, &attr))
+		return false;
+	return attr.state == IB_PORT_ACTIVE;
 }
 
 /**
@@ -187,7 +200,7 @@ void rnvme_delete_ctrls(struct ib_device *ibdev)
 		if (!ibdev) {
 			dev_info(ctrl->ctrl.device,
 				 "deleting controller: rnvme is unloading\n");
-		} else if (rnvme_device_still_usable(ctrl)) {
+		} else if (rnvme_device_still_usable(ctrl, ibdev)) {
 			/*
 			 * An orderly unregistration (rdma link delete, driver
 			 * unbind): the device works until this callback

@@ -6,7 +6,9 @@
 # to the middle and up again, once with writes in flight.  After each reset:
 # the controller is live, queue_count and the blk-mq hardware queues follow
 # the grant, polling is on exactly when a poll queue was granted, and the
-# data written before, during and after reads back.  (rnvme sized its blk-mq
+# data written before, during and after reads back.  Where nvmet can limit
+# the queue size (6.10+), a smaller size after a reconnect is refused until
+# the target allows the old one again.  (rnvme sized its blk-mq
 # maps from the first grant and panicked when a later one added poll queues;
 # the in-tree nvme_rdma panics when the grant shrinks, so with
 # HOST_DRIVER=inbox the shrinking steps are skipped.)
@@ -110,5 +112,56 @@ check "queue_count 3 after the reset under writes" test "$(ctrl_attr "$ctrl" que
 check "disconnect $ctrl" timeout 60 nvme disconnect -d "$ctrl"
 check "controller gone" wait_for 30 test ! -e "/sys/class/nvme/$ctrl"
 grant 128
+
+# ------------------------------------------------ the queue size shrinks
+# nvmet of 6.10+ limits a port's queue size (param_max_queue_size, settable
+# while the port has no subsystem).  The blk-mq tag set keeps the depth of
+# the first association; queues of a later, smaller one could not hold its
+# tags: rnvme refuses such an association and keeps retrying, and takes the
+# target back once the size is restored.
+pq=$NVMET_CFS/ports/1/param_max_queue_size
+link=$NVMET_CFS/ports/1/subsystems/$TEST_NQN
+state_of() { ctrl_attr "$1" state; }
+if [ ! -e "$pq" ]; then
+	tap_skip "nvmet of $(uname -r) has no param_max_queue_size (6.10+)" "queue size shrink across a reconnect"
+elif [ "$HOST_DRIVER" = inbox ]; then
+	tap_skip "checks rnvme's refusal" "queue size shrink across a reconnect"
+else
+	reply=$(nvmf_write "$(nvmf_opts),queue_size=64,reconnect_delay=1,ctrl_loss_tmo=120")
+	ctrl=nvme$(echo "$reply" | sed -n 's/.*instance=\([0-9]*\).*/\1/p')
+	if [ "$ctrl" = nvme ] || ! dev=$(wait_ns_dev "$ctrl" 30); then
+		not_ok "connect with queue_size=64" "$reply"
+	else
+		ok "connected $ctrl with queue_size=64"
+		head -c 4M /dev/urandom > /tmp/g.base
+		check "write 4 MiB" dd if=/tmp/g.base of="$dev" bs=1M oflag=direct status=none
+		rm -f "$link"
+		echo 16 > "$pq"
+		ln -s "$subsys" "$link"
+		refused() { dmesg | grep -q "$ctrl: the controller now allows I/O queues of 16 entries, fewer than the 64"; }
+		if wait_for 60 refused; then
+			ok "an association with 16-entry queues is refused: $(dmesg | grep -o "$ctrl: the controller now allows.*refused" | tail -n 1)"
+		else
+			not_ok "an association with 16-entry queues is refused" "state $(state_of "$ctrl"); $(dmesg | grep "$ctrl" | tail -n 4)"
+		fi
+		check "$ctrl is not live at the smaller size (state: $(state_of "$ctrl"))" test "$(state_of "$ctrl")" != live
+		le=$(cat "/sys/class/nvme/$ctrl/rnvme/last_error" 2>/dev/null)
+		check "last_error says so: $le" bash -c "echo '$le' | grep -q 'queue size shrank to 16 (created with 64)'"
+		rm -f "$link"
+		echo -1 > "$pq"
+		ln -s "$subsys" "$link"
+		t=$(now_ns)
+		if wait_for 60 state_is "$ctrl" live; then
+			ok "back to live once the target allows 64 again ($(secs_since "$t") s)"
+			check "the 4 MiB read back" cmp -n 4194304 /tmp/g.base "$dev"
+			check "64 reads in flight complete (fio QD64, 4 MiB)" timeout 120 fio --name=qd64 \
+				--filename="$dev" --rw=randread --bs=4k --iodepth=64 --ioengine=libaio \
+				--direct=1 --size=16m --io_size=4m --output=/dev/null
+		else
+			not_ok "back to live once the target allows 64 again" "state $(state_of "$ctrl")"
+		fi
+		check "disconnect $ctrl" timeout 60 nvme disconnect -d "$ctrl"
+	fi
+fi
 rm -f /tmp/g.base /tmp/g.step /tmp/g.during
 suite_end

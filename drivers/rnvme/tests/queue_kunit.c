@@ -313,10 +313,25 @@ static void rnvme_sqsize_maxcmd(struct kunit *test)
 	check_sqsize(test, c, ARRAY_SIZE(c));
 }
 
+/* a later association's queues must hold every tag of the existing tag set */
+static void rnvme_sqsize_shrunk_refused(struct kunit *test)
+{
+	/* the tag set of a controller first created with queue_size 128 */
+	KUNIT_EXPECT_TRUE(test, rnvme_sqsize_fits_tag_set(127, 128));
+	KUNIT_EXPECT_FALSE(test, rnvme_sqsize_fits_tag_set(126, 128));
+	KUNIT_EXPECT_FALSE(test, rnvme_sqsize_fits_tag_set(31, 128));
+	KUNIT_EXPECT_FALSE(test, rnvme_sqsize_fits_tag_set(0, 2));
+	/* more room than tags is harmless (cannot happen: sqsize only shrinks) */
+	KUNIT_EXPECT_TRUE(test, rnvme_sqsize_fits_tag_set(255, 128));
+	KUNIT_EXPECT_TRUE(test, rnvme_sqsize_fits_tag_set(U16_MAX, 65536));
+	KUNIT_EXPECT_FALSE(test, rnvme_sqsize_fits_tag_set(U16_MAX, 65537));
+}
+
 static struct kunit_case rnvme_sqsize_cases[] = {
 	KUNIT_CASE(rnvme_sqsize_fits),
 	KUNIT_CASE(rnvme_sqsize_transport_limit),
 	KUNIT_CASE(rnvme_sqsize_maxcmd),
+	KUNIT_CASE(rnvme_sqsize_shrunk_refused),
 	{}
 };
 
