@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2317 # helpers are invoked indirectly (check, wait_for)
+# shellcheck disable=SC2317,SC2119 # helpers are invoked indirectly (check, wait_for)
 # 13-grants: the target changes the number of I/O queues it grants (nvmet
 # attr_qid_max) between associations of one controller, and the host resets
 # into the new shape: up from one queue to read/write/poll maps, down to one,
