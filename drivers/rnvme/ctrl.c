@@ -355,10 +355,9 @@ static int rnvme_setup_ctrl(struct rnvme_ctrl *ctrl, bool new)
 		 * that grows back is accepted again).
 		 */
 		dev_err(ctrl->ctrl.device,
-			"the controller now allows I/O queues of %u entries, fewer than the %u this controller was created with: association refused (disconnect and connect again to use %u)\n",
-			ctrl->ctrl.sqsize + 1, ctrl->tag_set.queue_depth,
-			ctrl->ctrl.sqsize + 1);
-		rnvme_record_error(ctrl, "queue size shrank to %u (created with %u)",
+			"the controller now allows I/O queues of %u entries, too few for the %u commands this controller issues at once: association refused (disconnect and connect again to use the smaller size)\n",
+			ctrl->ctrl.sqsize + 1, ctrl->tag_set.queue_depth);
+		rnvme_record_error(ctrl, "queue size shrank to %u (tag set depth %u)",
 				   ctrl->ctrl.sqsize + 1,
 				   ctrl->tag_set.queue_depth);
 		ctrl->ctrl.sqsize = ctrl->tag_set.queue_depth - 1;
@@ -457,7 +456,7 @@ static void rnvme_reconnect_work(struct work_struct *work)
 {
 	struct rnvme_ctrl *ctrl = container_of(to_delayed_work(work),
 					       struct rnvme_ctrl, reconnect_work);
-	int ret;
+	int seq, ret;
 
 	++ctrl->ctrl.nr_reconnects;
 	atomic_inc(&ctrl->stats.reconnect_attempts);
@@ -466,6 +465,7 @@ static void rnvme_reconnect_work(struct work_struct *work)
 	ctrl->cm_wait_ms = rnvme_reconnect_cm_wait_ms(ctrl->ctrl.opts->max_reconnects,
 				ctrl->ctrl.opts->reconnect_delay,
 				jiffies_to_msecs(jiffies - ctrl->stats.outage_start));
+	seq = atomic_read(&ctrl->stats.error_seq);
 	ret = rnvme_release_deferred_queues(ctrl);
 	if (!ret)
 		ret = rnvme_setup_ctrl(ctrl, false);
@@ -473,8 +473,9 @@ static void rnvme_reconnect_work(struct work_struct *work)
 	if (ret) {
 		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed (%d)\n",
 			 ctrl->ctrl.nr_reconnects, ret);
-		rnvme_record_error(ctrl, "reconnect attempt %d failed (%d)",
-				   ctrl->ctrl.nr_reconnects, ret);
+		/* keep the cause recorded during the attempt, if any */
+		rnvme_record_attempt_error(ctrl, seq, "reconnect attempt %d failed (%d)",
+					   ctrl->ctrl.nr_reconnects, ret);
 		rnvme_reconnect_or_remove(ctrl, ret);
 		return;
 	}

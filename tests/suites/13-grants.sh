@@ -72,9 +72,17 @@ regrant() {
 	check "[$step] write and read back 2 MiB at offset $((16 + step * 2)) MiB" bash -c \
 		"dd if=/tmp/g.step of=$dev bs=1M seek=$((16 + step * 2)) oflag=direct status=none &&
 		 cmp /tmp/g.step <(dd if=$dev bs=1M skip=$((16 + step * 2)) count=2 iflag=direct status=none)"
-	check "[$step] polled reads (io_uring, hipri) complete" timeout 60 fio --name=poll \
-		--filename="$dev" --rw=randread --bs=4k --iodepth=4 --ioengine=io_uring --hipri=1 \
-		--direct=1 --size=8m --io_size=2m --output=/dev/null
+	# polled I/O needs a poll queue: without one 6.1 falls back to
+	# interrupts and 6.12 fails it (EOPNOTSUPP), both in the block layer
+	if [ "$poll" = 1 ]; then
+		check "[$step] polled reads (io_uring, hipri) complete" timeout 60 fio --name=poll \
+			--filename="$dev" --rw=randread --bs=4k --iodepth=4 --ioengine=io_uring --hipri=1 \
+			--direct=1 --size=8m --io_size=2m --output=/dev/null
+	else
+		check "[$step] reads at depth 4 (io_uring) complete" timeout 60 fio --name=irq \
+			--filename="$dev" --rw=randread --bs=4k --iodepth=4 --ioengine=io_uring \
+			--direct=1 --size=8m --io_size=2m --output=/dev/null
+	fi
 }
 
 # up: 4 queues = 1 write (default map) + 2 read + 1 poll
@@ -138,15 +146,15 @@ else
 		rm -f "$link"
 		echo 16 > "$pq"
 		ln -s "$subsys" "$link"
-		refused() { dmesg | grep -q "$ctrl: the controller now allows I/O queues of 16 entries, fewer than the 64"; }
+		refused() { dmesg | grep -q "$ctrl: the controller now allows I/O queues of 16 entries, too few for the 6[34] commands"; }
 		if wait_for 60 refused; then
-			ok "an association with 16-entry queues is refused: $(dmesg | grep -o "$ctrl: the controller now allows.*refused" | tail -n 1)"
+			ok "an association with 16-entry queues is refused"
 		else
 			not_ok "an association with 16-entry queues is refused" "state $(state_of "$ctrl"); $(dmesg | grep "$ctrl" | tail -n 4)"
 		fi
 		check "$ctrl is not live at the smaller size (state: $(state_of "$ctrl"))" test "$(state_of "$ctrl")" != live
 		le=$(cat "/sys/class/nvme/$ctrl/rnvme/last_error" 2>/dev/null)
-		check "last_error says so: $le" bash -c "echo '$le' | grep -q 'queue size shrank to 16 (created with 64)'"
+		check "last_error says so: $le" bash -c "echo '$le' | grep -q 'failed (-28): queue size shrank to 16 (tag set depth 6[34])'"
 		rm -f "$link"
 		echo -1 > "$pq"
 		ln -s "$subsys" "$link"
