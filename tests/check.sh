@@ -261,7 +261,7 @@ fi
 if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
 	stage "debug kernel 6.12 (KASAN, lockdep, kmemleak): build + VM suites over rxe and siw"
 	t_dk=$(date +%s)
-	dk_rxe=${RNVME_DEBUG_SUITES:-00 01 02 03 04 05 06 07 08 09}
+	dk_rxe=${RNVME_DEBUG_SUITES:-00 01 02 03 04 05 06 07 08 09 13}
 	dk_siw=${RNVME_DEBUG_SIW_SUITES:-03 04 07}
 	if kill -0 "$dk_pid" 2>/dev/null; then
 		echo "== waiting for the debug kernel build ($(($(date +%s) - t_dk_build)) s so far; log: $OUT/check/debug-kernel-build.log)"

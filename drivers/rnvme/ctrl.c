@@ -153,7 +153,7 @@ static int rnvme_configure_admin_queue(struct rnvme_ctrl *ctrl, bool new)
 
 	nvme_unquiesce_admin_queue(&ctrl->ctrl);
 
-	ret = rnvme_init_ctrl_finish(&ctrl->ctrl, !new);
+	ret = rnvme_init_ctrl_finish(&ctrl->ctrl);
 	if (ret)
 		goto out_quiesce_queue;
 	return 0;
@@ -187,9 +187,15 @@ static int rnvme_configure_io_queues(struct rnvme_ctrl *ctrl, bool new)
 		return ret;
 
 	if (new) {
+		/*
+		 * The number of maps is fixed for the life of the tag set, the
+		 * grant is not: size it from what was asked for, so a later
+		 * association that grants poll queues the first one did not
+		 * has a map to put them in (rnvme_map_queues).
+		 */
 		ret = nvme_alloc_io_tag_set(&ctrl->ctrl, &ctrl->tag_set,
 				&rnvme_mq_ops,
-				ctrl->io_queues[HCTX_TYPE_POLL] ? HCTX_MAX_TYPES : 2,
+				rnvme_tag_set_maps(ctrl->ctrl.opts->nr_poll_queues),
 				sizeof(struct rnvme_request));
 		if (ret)
 			goto out_free_io_queues;
@@ -339,6 +345,25 @@ static int rnvme_setup_ctrl(struct rnvme_ctrl *ctrl, bool new)
 			 NVME_RDMA_MAX_QUEUE_SIZE, sqsize + 1);
 		ctrl->ctrl.sqsize = sqsize;
 	}
+	if (!new && ctrl->ctrl.queue_count > 1 &&
+	    !rnvme_sqsize_fits_tag_set(ctrl->ctrl.sqsize,
+				       ctrl->tag_set.queue_depth)) {
+		/*
+		 * blk-mq would hand out more tags than the new queues have
+		 * entries, MRs and receive buffers.  The tag set cannot
+		 * shrink: refuse, and keep trying at the old size (a target
+		 * that grows back is accepted again).
+		 */
+		dev_err(ctrl->ctrl.device,
+			"the controller now allows I/O queues of %u entries, too few for the %u commands this controller issues at once: association refused (disconnect and connect again to use the smaller size)\n",
+			ctrl->ctrl.sqsize + 1, ctrl->tag_set.queue_depth);
+		rnvme_record_error(ctrl, "queue size shrank to %u (tag set depth %u)",
+				   ctrl->ctrl.sqsize + 1,
+				   ctrl->tag_set.queue_depth);
+		ctrl->ctrl.sqsize = ctrl->tag_set.queue_depth - 1;
+		ret = -ENOSPC;
+		goto out_destroy_admin;
+	}
 
 	if (ctrl->ctrl.queue_count > 1) {
 		ret = rnvme_configure_io_queues(ctrl, new);
@@ -431,7 +456,7 @@ static void rnvme_reconnect_work(struct work_struct *work)
 {
 	struct rnvme_ctrl *ctrl = container_of(to_delayed_work(work),
 					       struct rnvme_ctrl, reconnect_work);
-	int ret;
+	int seq, ret;
 
 	++ctrl->ctrl.nr_reconnects;
 	atomic_inc(&ctrl->stats.reconnect_attempts);
@@ -440,6 +465,7 @@ static void rnvme_reconnect_work(struct work_struct *work)
 	ctrl->cm_wait_ms = rnvme_reconnect_cm_wait_ms(ctrl->ctrl.opts->max_reconnects,
 				ctrl->ctrl.opts->reconnect_delay,
 				jiffies_to_msecs(jiffies - ctrl->stats.outage_start));
+	seq = atomic_read(&ctrl->stats.error_seq);
 	ret = rnvme_release_deferred_queues(ctrl);
 	if (!ret)
 		ret = rnvme_setup_ctrl(ctrl, false);
@@ -447,8 +473,9 @@ static void rnvme_reconnect_work(struct work_struct *work)
 	if (ret) {
 		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed (%d)\n",
 			 ctrl->ctrl.nr_reconnects, ret);
-		rnvme_record_error(ctrl, "reconnect attempt %d failed (%d)",
-				   ctrl->ctrl.nr_reconnects, ret);
+		/* keep the cause recorded during the attempt, if any */
+		rnvme_record_attempt_error(ctrl, seq, "reconnect attempt %d failed (%d)",
+					   ctrl->ctrl.nr_reconnects, ret);
 		rnvme_reconnect_or_remove(ctrl, ret);
 		return;
 	}

@@ -432,12 +432,18 @@ static void rnvme_map_queues(struct blk_mq_tag_set *set)
 	blk_mq_map_queues(def);
 	blk_mq_map_queues(rd);
 
-	if (n[HCTX_TYPE_POLL]) {
+	/*
+	 * Only a tag set allocated with poll queues in mind has a poll map.
+	 * Its size follows the current grant, which may be none this time:
+	 * then blk-mq sees nr_queues 0 and turns polling off for the disk.
+	 */
+	if (set->nr_maps > HCTX_TYPE_POLL) {
 		struct blk_mq_queue_map *pl = &set->map[HCTX_TYPE_POLL];
 
 		pl->nr_queues = n[HCTX_TYPE_POLL];
 		pl->queue_offset = n[HCTX_TYPE_DEFAULT] + n[HCTX_TYPE_READ];
-		blk_mq_map_queues(pl);
+		if (pl->nr_queues)
+			blk_mq_map_queues(pl);
 	}
 }
 

@@ -75,6 +75,22 @@ void rnvme_split_io_queues(const struct rnvme_queue_want *want, u32 cpus,
 EXPORT_SYMBOL_IF_KUNIT(rnvme_split_io_queues);
 
 /**
+ * rnvme_tag_set_maps - blk-mq maps for an I/O tag set
+ * @nr_poll: nr_poll_queues asked for in the connect options
+ *
+ * A tag set's map count is fixed when it is allocated, but every association
+ * of the controller may grant a different number of queues.  The count must
+ * therefore follow what the host asked for, never one grant: a first
+ * association without poll queues followed by one with them would otherwise
+ * map poll queues into a map that has no memory behind it.
+ */
+unsigned int rnvme_tag_set_maps(u32 nr_poll)
+{
+	return nr_poll ? HCTX_MAX_TYPES : HCTX_TYPE_POLL; /* default + read */
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_tag_set_maps);
+
+/**
  * rnvme_is_poll_queue - does I/O queue @qid (1-based) belong to the poll map
  * @io_queues: the split from rnvme_split_io_queues()
  * @qid:       NVMe queue id; 0 (admin) is never polled
@@ -85,6 +101,20 @@ bool rnvme_is_poll_queue(const u32 io_queues[HCTX_MAX_TYPES], int qid)
 	       qid > io_queues[HCTX_TYPE_DEFAULT] + io_queues[HCTX_TYPE_READ];
 }
 EXPORT_SYMBOL_IF_KUNIT(rnvme_is_poll_queue);
+
+/**
+ * rnvme_sqsize_fits_tag_set - can queues of @sqsize serve an existing tag set
+ * @sqsize:      0's based I/O queue size of the new association
+ * @tag_depth:   queue_depth of the controller's I/O tag set (its first sqsize + 1)
+ *
+ * Every tag may be in flight at once, and each needs a queue entry, an MR
+ * and a receive buffer of the queue sized from @sqsize.
+ */
+bool rnvme_sqsize_fits_tag_set(u16 sqsize, u32 tag_depth)
+{
+	return (u32)sqsize + 1 >= tag_depth;
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_sqsize_fits_tag_set);
 
 /**
  * rnvme_clamp_sqsize - bound the I/O submission queue size (0's based)

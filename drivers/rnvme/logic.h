@@ -34,8 +34,10 @@ u32 rnvme_io_queues_wanted(const struct rnvme_queue_want *want, u32 cpus);
 void rnvme_split_io_queues(const struct rnvme_queue_want *want, u32 cpus,
 			   u32 granted, u32 io_queues[HCTX_MAX_TYPES]);
 bool rnvme_is_poll_queue(const u32 io_queues[HCTX_MAX_TYPES], int qid);
+unsigned int rnvme_tag_set_maps(u32 nr_poll);
 
 u16 rnvme_clamp_sqsize(u16 sqsize, u16 maxcmd, u16 max_queue_size);
+bool rnvme_sqsize_fits_tag_set(u16 sqsize, u32 tag_depth);
 
 void rnvme_cm_req_init(struct nvme_rdma_cm_req *req, u16 qid, u16 queue_size);
 const char *rnvme_cm_rej_msg(u16 status);

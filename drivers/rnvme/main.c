@@ -164,6 +164,26 @@ bool rnvme_ctrl_exists(struct nvmf_ctrl_options *opts)
 	return found;
 }
 
+/*
+ * A live controller whose RDMA port still passes traffic can be shut down.
+ * Ask the device, not the port-state cache: when the netdev goes away the
+ * driver marks its port down at once, but the cache learns it from an event
+ * handled later, often after this device's removal has begun.
+ */
+static bool rnvme_device_still_usable(struct rnvme_ctrl *ctrl,
+				      struct ib_device *ibdev)
+{
+	struct rnvme_queue *admin = &ctrl->queues[0];
+	struct ib_port_attr attr;
+
+	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE ||
+	    !test_bit(RNVME_Q_ALLOCATED, &admin->flags) || !admin->cm_id)
+		return false;
+	if (ib_query_port(ibdev, admin->cm_id->port_num, &attr))
+		return false;
+	return attr.state == IB_PORT_ACTIVE;
+}
+
 /**
  * rnvme_delete_ctrls - delete controllers and wait until they are gone
  * @ibdev: only those whose admin queue used this device; NULL for all
@@ -177,15 +197,31 @@ void rnvme_delete_ctrls(struct ib_device *ibdev)
 	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
 		if (ibdev && READ_ONCE(ctrl->ibdev) != ibdev)
 			continue;
-		dev_info(ctrl->ctrl.device, "deleting controller: %s\n",
-			 ibdev ? "its RDMA device is going away" : "rnvme is unloading");
-		if (ibdev) {
+		if (!ibdev) {
+			dev_info(ctrl->ctrl.device,
+				 "deleting controller: rnvme is unloading\n");
+		} else if (rnvme_device_still_usable(ctrl, ibdev)) {
 			/*
-			 * Its QPs will never complete anything again: error
+			 * An orderly unregistration (rdma link delete, driver
+			 * unbind): the device works until this callback
+			 * returns.  Delete as `nvme disconnect` does, so the
+			 * namespaces' dirty pages are written and the
+			 * controller gets its CC.SHN shutdown.
+			 */
+			dev_info(ctrl->ctrl.device,
+				 "deleting controller: RDMA device %s is being unregistered; its port is up: writing back and shutting down first\n",
+				 ctrl->rdma_dev_name);
+		} else {
+			/*
+			 * The port is down (the netdev went away first): the
+			 * QPs will never complete anything again.  Error
 			 * recovery cancels the commands in flight (deleting
 			 * the namespaces waits for them), and the shutdown
-			 * below skips the Property Set that would time out.
+			 * skips the Property Set that would time out.
 			 */
+			dev_info(ctrl->ctrl.device,
+				 "deleting controller: RDMA device %s is going away with its port down: failing I/O in flight\n",
+				 ctrl->rdma_dev_name);
 			WRITE_ONCE(ctrl->dev_removed, true);
 			rnvme_error_recovery(ctrl);
 		}

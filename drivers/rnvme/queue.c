@@ -116,34 +116,43 @@ static int rnvme_create_cq(struct rnvme_queue *queue, struct ib_device *ibdev)
 	/* spread I/O queues over the completion vectors; admin on vector 0 */
 	int comp_vector = (idx ? idx - 1 : 0) % ibdev->num_comp_vectors;
 
+	struct ib_cq *cq;
+
 	queue->cq_size = RNVME_CQ_FACTOR * queue->queue_size + 1;
 	if (queue->poll)
-		queue->ib_cq = ib_alloc_cq(ibdev, queue, queue->cq_size,
-					   comp_vector, IB_POLL_DIRECT);
+		cq = ib_alloc_cq(ibdev, queue, queue->cq_size, comp_vector,
+				 IB_POLL_DIRECT);
 	else
-		queue->ib_cq = ib_cq_pool_get(ibdev, queue->cq_size,
-					      comp_vector, IB_POLL_SOFTIRQ);
-	if (IS_ERR(queue->ib_cq)) {
-		int ret = PTR_ERR(queue->ib_cq);
-
-		queue->ib_cq = NULL;
-		return ret;
-	}
+		cq = ib_cq_pool_get(ibdev, queue->cq_size, comp_vector,
+				    IB_POLL_SOFTIRQ);
+	/* pollers read queue->ib_cq locklessly: never show them an ERR_PTR */
+	if (IS_ERR(cq))
+		return PTR_ERR(cq);
+	WRITE_ONCE(queue->ib_cq, cq);
 	return 0;
 }
 
-static void rnvme_destroy_cq(struct rnvme_queue *queue)
+/*
+ * Take the CQ away from pollers (rnvme_poll reads it under RCU) and wait
+ * until none is left inside it.  Everything a completion handler touches
+ * (the QP, the MRs, the receive ring) may be freed only after this.
+ */
+static struct ib_cq *rnvme_fence_pollers(struct rnvme_queue *queue)
 {
 	struct ib_cq *cq = queue->ib_cq;
 
 	WRITE_ONCE(queue->ib_cq, NULL);
-	if (queue->poll) {
-		/* a poller that still saw the CQ leaves it first (rnvme_poll) */
+	if (queue->poll)
 		synchronize_rcu();
+	return cq;
+}
+
+static void rnvme_free_cq(struct rnvme_queue *queue, struct ib_cq *cq)
+{
+	if (queue->poll)
 		ib_free_cq(cq);
-	} else {
+	else
 		ib_cq_pool_put(cq, queue->cq_size);
-	}
 }
 
 /**
@@ -200,10 +209,11 @@ out_free_ring:
 			sizeof(struct nvme_completion), DMA_FROM_DEVICE);
 	queue->rsp_ring = NULL;
 out_destroy_qp:
+	/* nothing was posted yet: a poller can find no completion of it */
 	rdma_destroy_qp(queue->cm_id);
 	queue->qp = NULL;
 out_destroy_cq:
-	rnvme_destroy_cq(queue);
+	rnvme_free_cq(queue, rnvme_fence_pollers(queue));
 out_put_dev:
 	rnvme_device_put(queue->dev);
 	return ret;
@@ -212,16 +222,18 @@ out_put_dev:
 void rnvme_destroy_queue_ib(struct rnvme_queue *queue)
 {
 	struct ib_device *ibdev;
+	struct ib_cq *cq;
 
 	if (!test_and_clear_bit(RNVME_Q_TR_READY, &queue->flags))
 		return;
 
 	ibdev = queue->dev->ibdev;
+	cq = rnvme_fence_pollers(queue);
 	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
 	/* the CM id is already gone: destroy the QP directly */
 	ib_destroy_qp(queue->qp);
 	queue->qp = NULL;
-	rnvme_destroy_cq(queue);
+	rnvme_free_cq(queue, cq);
 	rnvme_free_ring(ibdev, queue->rsp_ring, queue->queue_size,
 			sizeof(struct nvme_completion), DMA_FROM_DEVICE);
 	queue->rsp_ring = NULL;

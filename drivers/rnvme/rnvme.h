@@ -164,6 +164,7 @@ struct rnvme_request {
  * @error_recoveries:   times the association was lost while live
  * @reconnect_attempts: reconnect attempts (successful or not)
  * @reconnects:         successful reconnects
+ * @error_seq:          bumped by every rnvme_record_error()
  * @lock:               protects @last_error and @last_error_time
  * @last_error:         the latest transport error, as text
  * @last_error_time:    when it happened (seconds since the epoch), 0: never
@@ -174,6 +175,7 @@ struct rnvme_stats {
 	atomic_t		error_recoveries;
 	atomic_t		reconnect_attempts;
 	atomic_t		reconnects;
+	atomic_t		error_seq;
 	spinlock_t		lock;
 	char			last_error[96];
 	time64_t		last_error_time;
@@ -287,6 +289,8 @@ void rnvme_end_request(struct rnvme_request *req);
 extern const struct attribute_group *rnvme_ctrl_attr_groups[];
 __printf(2, 3) void rnvme_record_error(struct rnvme_ctrl *ctrl,
 				       const char *fmt, ...);
+__printf(3, 4) void rnvme_record_attempt_error(struct rnvme_ctrl *ctrl, int seq,
+					       const char *fmt, ...);
 
 /* mr.c */
 int rnvme_map_data(struct rnvme_queue *queue, struct request *rq,

@@ -59,11 +59,16 @@ static inline int rnvme_disable_ctrl(struct nvme_ctrl *ctrl, bool shutdown)
 #endif
 }
 
-/* 6.3 added the was_reset argument (skips re-reading static state). */
-static inline int rnvme_init_ctrl_finish(struct nvme_ctrl *ctrl, bool was_reset)
+/*
+ * 6.3 added a was_suspended argument: true only on a PCIe controller resuming
+ * from system suspend, where nvme-core replays the OPAL unlock.  A fabrics
+ * controller never resumes from suspend, so it is always false here; passing
+ * "this is a reconnect" instead would replay the unlock on every reset.
+ */
+static inline int rnvme_init_ctrl_finish(struct nvme_ctrl *ctrl)
 {
-#ifdef HAVE_NVME_INIT_CTRL_FINISH_WAS_RESET
-	return nvme_init_ctrl_finish(ctrl, was_reset);
+#ifdef HAVE_NVME_INIT_CTRL_FINISH_WAS_SUSPENDED
+	return nvme_init_ctrl_finish(ctrl, false);
 #else
 	return nvme_init_ctrl_finish(ctrl);
 #endif

@@ -38,10 +38,10 @@ rc=0
 timeout 120 rdma link delete "$RDMA_DEV0" || rc=$?
 echo "# rdma link delete $RDMA_DEV0: $(secs_since "$t") s"
 tap_result "rdma link delete $RDMA_DEV0 returns (exit $rc)" "$rc"
-# Error recovery cancels the commands in flight and the shutdown Property
-# Set is skipped: well under a second measured, 30 s allows for TCG + KASAN
-# (it took 93 s when in-flight I/O waited for its 30 s timeout and the
-# shutdown for its 60 s one).
+# The port is up, so this is an orderly unregistration: the commands in
+# flight complete, the namespace goes, the controller gets its CC.SHN
+# shutdown; 30 s allows for TCG + KASAN (it took 93 s when in-flight I/O
+# waited for its 30 s timeout and the shutdown for its 60 s one).
 if wait_for 30 test ! -e "/sys/class/nvme/$ctrl"; then
 	echo "# controller gone after device removal: $(secs_since "$t") s"
 	ok "controller $ctrl removed within 30 s ($(secs_since "$t") s)"
@@ -80,7 +80,18 @@ if [ -n "$ctrl" ] && dev=$(wait_ns_dev "$ctrl" 30); then
 	check "I/O after re-adding $RDMA_DEV0" dd if="$dev" of=/dev/null bs=64k count=16 iflag=direct status=none
 fi
 
-# Removal while idle (no I/O), with the module staying loaded.
+# Removal while idle (no I/O), with the module staying loaded.  The device
+# works until the host lets go of it, so the host must shut the controller
+# down as `nvme disconnect` does: a Property Set of CC with SHN = 01b
+# (normal shutdown), seen in nvme-core's nvme_setup_cmd trace event, and no
+# error recovery.
+tr=/sys/kernel/tracing
+[ -d "$tr/events" ] || mount -t tracefs nodev "$tr" 2>/dev/null
+echo 0 > "$tr/tracing_on"
+echo > "$tr/trace"
+echo 1 > "$tr/events/nvme/nvme_setup_cmd/enable" 2>/dev/null
+echo 1 > "$tr/tracing_on"
+er0=$(dmesg | grep -c 'starting error recovery')
 t=$(now_ns)
 timeout 120 rdma link delete "$RDMA_DEV0"
 if wait_for 120 fx_no_fabrics_ctrls; then
@@ -88,6 +99,23 @@ if wait_for 120 fx_no_fabrics_ctrls; then
 else
 	not_ok "idle controller removed with $RDMA_DEV0" "$(ls /sys/class/nvme)"
 fi
+echo 0 > "$tr/tracing_on"
+echo 0 > "$tr/events/nvme/nvme_setup_cmd/enable" 2>/dev/null
+# "... cmd=(nvme_fabrics_type_property_set attrib=0, ofst=0x14, value=0x4461)"
+cc=$(grep -o 'property_set attrib=[0-9]*, ofst=0x14, value=0x[0-9a-f]*' "$tr/trace" | tail -n 1 | sed 's/.*value=//')
+if [ -n "$cc" ] && [ $(((cc >> 14) & 3)) = 1 ]; then
+	ok "orderly removal shut the controller down (last CC write $cc: SHN = 01b)"
+else
+	not_ok "orderly removal shut the controller down (CC.SHN = 01b)" \
+		"last CC write: '${cc:-none}'; $(grep -c property_set "$tr/trace") Property Sets traced"
+fi
+er1=$(dmesg | grep -c 'starting error recovery')
+if [ "$er1" = "$er0" ]; then
+	ok "no error recovery in an orderly removal"
+else
+	not_ok "no error recovery in an orderly removal" "$(dmesg | grep -i 'recovery\|deleting' | tail -n 5)"
+fi
+echo > "$tr/trace"
 check "host module still loaded and idle" test "$(cat "/sys/module/$mod/refcnt" 2>/dev/null)" = 0
 
 # The host's netdev removed under I/O: rxe unregisters the device with it.

@@ -67,7 +67,7 @@ probe HAVE_NVME_QUIESCE_ADMIN_QUEUE "6.2: nvme_stop_admin_queue renamed nvme_qui
 	grep_any '\bnvme_quiesce_admin_queue\(' "$nvme_h"
 probe HAVE_NVME_DISABLE_CTRL_SHUTDOWN "6.3: nvme_disable_ctrl(ctrl, shutdown) replaces nvme_shutdown_ctrl" \
 	grep_any 'nvme_disable_ctrl\(struct nvme_ctrl \*[a-z]*, bool' "$nvme_h"
-probe HAVE_NVME_INIT_CTRL_FINISH_WAS_RESET "6.3: nvme_init_ctrl_finish takes was_reset" \
+probe HAVE_NVME_INIT_CTRL_FINISH_WAS_SUSPENDED "6.3: nvme_init_ctrl_finish takes was_suspended" \
 	grep_any 'nvme_init_ctrl_finish\(struct nvme_ctrl \*[a-z]*, bool' "$nvme_h"
 probe HAVE_NVME_START_REQUEST "6.3: nvme_start_request (multipath accounting)" \
 	grep_any '\bnvme_start_request\(' "$nvme_h"

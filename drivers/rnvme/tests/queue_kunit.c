@@ -172,6 +172,43 @@ static void rnvme_queue_map_bounded(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bad, 0U);
 }
 
+/*
+ * One tag set serves every association of a controller, and each may grant
+ * a different number of queues (a target's qid_max changed, a failover to a
+ * differently configured node): the maps allocated from the options must
+ * hold the split of any grant.
+ */
+static void rnvme_queue_map_any_grant_fits(struct kunit *test)
+{
+	static const struct rnvme_queue_want wants[] = {
+		{ 2, 0, 0 }, { 2, 0, 1 }, { 2, 1, 1 }, { 1, 1, 0 }, { 0, 0, 2 },
+		{ 8, 8, 8 },
+	};
+	static const u32 cpus[] = { 1, 2, 4 };
+	u32 q[HCTX_MAX_TYPES], g, bad = 0;
+	unsigned int maps;
+	size_t i, d;
+
+	for (i = 0; i < ARRAY_SIZE(wants); i++) {
+		maps = rnvme_tag_set_maps(wants[i].nr_poll);
+		KUNIT_EXPECT_LE(test, maps, (unsigned int)HCTX_MAX_TYPES);
+		KUNIT_EXPECT_GE(test, maps, (unsigned int)HCTX_TYPE_POLL);
+		for (d = 0; d < ARRAY_SIZE(cpus); d++) {
+			for (g = 0; g <= 3 * cpus[d] + 1; g++) {
+				rnvme_split_io_queues(&wants[i], cpus[d], g, q);
+				if (q[HCTX_TYPE_POLL] && maps <= HCTX_TYPE_POLL) {
+					KUNIT_FAIL(test, "%u/%u/%u on %u cpus, grant %u: %u poll queues, %u maps",
+						   wants[i].nr_io, wants[i].nr_write,
+						   wants[i].nr_poll, cpus[d], g,
+						   q[HCTX_TYPE_POLL], maps);
+					bad++;
+				}
+			}
+		}
+	}
+	KUNIT_EXPECT_EQ(test, bad, 0U);
+}
+
 /* qids 1..n: default queues, then read, then poll */
 static void rnvme_queue_map_is_poll(struct kunit *test)
 {
@@ -210,6 +247,7 @@ static struct kunit_case rnvme_queue_map_cases[] = {
 	KUNIT_CASE(rnvme_queue_map_none_granted),
 	KUNIT_CASE(rnvme_queue_map_bounded),
 	KUNIT_CASE(rnvme_queue_map_is_poll),
+	KUNIT_CASE(rnvme_queue_map_any_grant_fits),
 	{}
 };
 
@@ -275,10 +313,25 @@ static void rnvme_sqsize_maxcmd(struct kunit *test)
 	check_sqsize(test, c, ARRAY_SIZE(c));
 }
 
+/* a later association's queues must hold every tag of the existing tag set */
+static void rnvme_sqsize_shrunk_refused(struct kunit *test)
+{
+	/* the tag set of a controller first created with queue_size 128 */
+	KUNIT_EXPECT_TRUE(test, rnvme_sqsize_fits_tag_set(127, 128));
+	KUNIT_EXPECT_FALSE(test, rnvme_sqsize_fits_tag_set(126, 128));
+	KUNIT_EXPECT_FALSE(test, rnvme_sqsize_fits_tag_set(31, 128));
+	KUNIT_EXPECT_FALSE(test, rnvme_sqsize_fits_tag_set(0, 2));
+	/* more room than tags is harmless (cannot happen: sqsize only shrinks) */
+	KUNIT_EXPECT_TRUE(test, rnvme_sqsize_fits_tag_set(255, 128));
+	KUNIT_EXPECT_TRUE(test, rnvme_sqsize_fits_tag_set(U16_MAX, 65536));
+	KUNIT_EXPECT_FALSE(test, rnvme_sqsize_fits_tag_set(U16_MAX, 65537));
+}
+
 static struct kunit_case rnvme_sqsize_cases[] = {
 	KUNIT_CASE(rnvme_sqsize_fits),
 	KUNIT_CASE(rnvme_sqsize_transport_limit),
 	KUNIT_CASE(rnvme_sqsize_maxcmd),
+	KUNIT_CASE(rnvme_sqsize_shrunk_refused),
 	{}
 };
 
