@@ -23,9 +23,11 @@ count_tap() { # FILE: add its TAP test points to the totals
 	f=$(grep -cE '^not ok [0-9]+' "$1")
 	pass=$((pass + p - s)) fail=$((fail + f)) skip=$((skip + s))
 }
-add_total() { # LOG WHAT: add the "N passed, N failed[, N skipped]" last line of LOG
+add_total() { # LOG WHAT: add the last "N passed, N failed[, N skipped]" line of LOG
 	local line
-	line=$(tail -n 1 "$1")
+	# the total is not always the last line: a failing run ends with strict.sh's
+	# note of the command that failed
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$1" | tail -n 1 || true)
 	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
 		pass=$((pass + BASH_REMATCH[1])) fail=$((fail + BASH_REMATCH[2]))
 		skip=$((skip + ${BASH_REMATCH[4]:-0}))
