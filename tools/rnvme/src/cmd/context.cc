@@ -72,20 +72,31 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
     e.reason = std::string(failure_class_name(FailureClass::kBadOption));
     return e;
   }
+  for (const auto& w : option_warnings(opts)) ctx.out.note(fmt::format("warning: {}", w));
   HostCheck hc = resolve_host_identity(ctx, opts);
   for (const auto& p : hc.problems) {
-    // A missing file is the kernel's business (it has a default host); a wrong one is ours.
-    if (p.kind == HostProblem::kMissing) {
-      if (ctx.verbose) ctx.out.note(fmt::format("note: {}: {}", p.source, p.problem));
+    // A missing file is the kernel's business (it has a default host), and so is a hostid that
+    // is not the hostnqn's UUID (no rule requires it); an unusable file is ours.
+    if (!p.fatal || p.kind == HostProblem::kMissing) {
+      if (p.kind == HostProblem::kNonStandard)
+        ctx.out.note(fmt::format("warning: {}: {}", p.source, p.problem));
+      else if (ctx.verbose)
+        ctx.out.note(fmt::format("note: {}: {}", p.source, p.problem));
       continue;
     }
     Error e = make_error(ErrorCode::kConfig,
-                         fmt::format("host identity is inconsistent: {}: {}", p.source, p.problem),
-                         p.kind == HostProblem::kMismatch
-                             ? "targets see the hostid and hostnqn as two different hosts; Linux "
-                               "6.12 refuses the pair"
-                             : "the host identity file is unusable",
-                         p.fix);
+                         fmt::format("host identity is unusable: {}: {}", p.source, p.problem),
+                         "the host identity file is unusable", p.fix);
+    e.reason = std::string(failure_class_name(FailureClass::kHostIdentity));
+    return e;
+  }
+  // The rule the kernel does have: one host NQN, one host ID, across its controllers.
+  std::vector<HostInUse> in_use;
+  for (const auto& s : scan_topology(ctx.fs).subsystems)
+    for (const auto& c : s.controllers) in_use.push_back({c.name, c.hostnqn, c.hostid});
+  if (auto p = find_host_conflict(opts.hostnqn, opts.hostid, in_use)) {
+    Error e = make_error(ErrorCode::kConfig, fmt::format("host identity conflict: {}", p->problem),
+                         "the kernel would refuse this connect (EINVAL)", p->fix);
     e.reason = std::string(failure_class_name(FailureClass::kHostIdentity));
     return e;
   }

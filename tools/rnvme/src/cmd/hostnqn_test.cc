@@ -36,11 +36,13 @@ TEST(Hostnqn, ForceKeepsTheHostnqnUuidAndRepairsHostid) {
   EXPECT_EQ(*env.fs.read("/etc/nvme/hostid"), std::string(kHostUuid) + "\n");
 }
 
-TEST(Hostnqn, CheckFailsOnMismatchAndNamesTheFile) {
+TEST(Hostnqn, CheckPassesAnUnrelatedHostidAndFailsAnUnusableFile) {
   TestEnv env;
   add_host_identity(env.fs);
   EXPECT_TRUE(run_hostnqn(env.ctx, {"check", false}).ok());
   env.fs.add("/etc/nvme/hostid", "11111111-2222-4333-8444-555555555555\n");
+  EXPECT_TRUE(run_hostnqn(env.ctx, {"check", false}).ok());
+  env.fs.add("/etc/nvme/hostid", "not-a-uuid\n");
   auto st = run_hostnqn(env.ctx, {"check", false});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kConfig);

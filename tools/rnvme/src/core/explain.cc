@@ -108,8 +108,8 @@ std::optional<Diagnosis> from_kernel_lines(const ConnectFacts& f) {
   if (find_line(k, {"found same hostid", "found same hostnqn"}))
     return make(FailureClass::kHostIdentity,
                 "the kernel already knows this hostnqn with a different hostid (or the reverse)",
-                "use the same --hostnqn/--hostid pair as the existing connections, or fix "
-                "/etc/nvme/hostid to match the UUID in /etc/nvme/hostnqn ('rnvme hostnqn check')");
+                "use the same --hostnqn/--hostid pair as the existing connections ('rnvme list' "
+                "shows theirs), or disconnect them first");
   if (auto* l = find_line(k, {"invalid parameter", "unknown parameter", "missing parameter",
                                "Invalid ", "bad hostid", "failfast tmo", "out of range",
                                "not an IPv4/IPv6 address"})) {

@@ -160,12 +160,18 @@ TEST(Explain, HostIdentityFromKernelAndFromChecks) {
   f.kernel = {"nvme_fabrics: found same hostid 6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b but different hostnqn nqn.x:y"};
   EXPECT_EQ(cls(f), FailureClass::kHostIdentity);
 
+  // an unusable hostid file is blamed ...
   auto g = healthy(EINVAL);
   g.env.host = check_host_identity({std::string("nqn.2014-08.org.nvmexpress:uuid:6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"),
-                                    std::string("11111111-2222-4333-8444-555555555555")});
+                                    std::string("not-a-uuid")});
   auto d = explain_connect_failure(g);
   EXPECT_EQ(d.cls, FailureClass::kHostIdentity);
   EXPECT_NE(d.cause.find("/etc/nvme/hostid"), std::string::npos);
+  // ... a hostid that is merely not the hostnqn's UUID is not (no kernel rule requires it)
+  auto h = healthy(EINVAL);
+  h.env.host = check_host_identity({std::string("nqn.2014-08.org.nvmexpress:uuid:6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"),
+                                    std::string("11111111-2222-4333-8444-555555555555")});
+  EXPECT_NE(explain_connect_failure(h).cls, FailureClass::kHostIdentity);
 }
 
 TEST(Explain, MissingIdentityFilesAreNotBlamed) {

@@ -17,10 +17,20 @@ std::string trim(std::string_view s) {
 }
 
 bool is_valid_nqn(std::string_view nqn) {
-  if (nqn.size() <= 4 || nqn.size() > kNqnMaxLen || nqn.substr(0, 4) != "nqn.") return false;
-  return std::all_of(nqn.begin(), nqn.end(), [](unsigned char c) {
-    return std::isgraph(c) && c != ',';
-  });
+  if (nqn.empty() || nqn.size() > kNqnMaxLen) return false;
+  return nqn.find_first_of(std::string_view(",\n\0", 3)) == std::string_view::npos;
+}
+
+std::optional<std::string> nqn_oddity(std::string_view nqn) {
+  if (nqn.substr(0, 4) != "nqn." || nqn.size() <= 4)
+    return fmt::format("'{}' is not in the NVMe form nqn.yyyy-mm.<reverse domain>:<name>; the kernel "
+                       "accepts it, some targets and tools may not",
+                       nqn);
+  if (!std::all_of(nqn.begin(), nqn.end(), [](unsigned char c) { return std::isgraph(c); }))
+    return fmt::format("'{}' contains spaces or control characters; the kernel accepts it, some "
+                       "targets and tools may not",
+                       nqn);
+  return std::nullopt;
 }
 
 bool is_valid_uuid(std::string_view u) {
@@ -77,10 +87,11 @@ HostCheck check_host_identity(const HostIdentityInput& in) {
     else if (!is_valid_nqn(hc.hostnqn))
       hc.problems.push_back(
           {HostProblem::kInvalid, in.hostnqn_source,
-           fmt::format("'{}' is not an NQN (must start with 'nqn.', at most {} bytes, no "
-                       "spaces or commas)",
+           fmt::format("'{}' is not a host NQN the kernel accepts (at most {} bytes, no commas)",
                        hc.hostnqn, kNqnMaxLen),
            gen, true});
+    else if (auto odd = nqn_oddity(hc.hostnqn))
+      hc.problems.push_back({HostProblem::kNonStandard, in.hostnqn_source, *odd, gen, false});
   }
 
   if (!in.hostid) {
@@ -100,17 +111,48 @@ HostCheck check_host_identity(const HostIdentityInput& in) {
 
   if (hc.ok() && !hc.hostid.empty()) {
     if (auto u = uuid_from_hostnqn(hc.hostnqn); u && *u != hc.hostid) {
-      // The host NQN is what target ACLs name, so it is the reference; the hostid follows it.
+      // No rule of the kernel or the spec ties the two (Debian's nvme-cli package writes two
+      // unrelated UUIDs): a note, not an error.  The kernel's real rule is checked against the
+      // controllers that exist (find_host_conflict).
       hc.problems.push_back(
           {HostProblem::kMismatch, in.hostid_source,
-           fmt::format("hostid {} does not match the UUID {} in hostnqn {} (from {})", hc.hostid,
-                       *u, hc.hostnqn, in.hostnqn_source),
-           fmt::format("write {} to {} (the hostnqn names this host in target ACLs, so keep it)",
-                       *u, in.hostid_source),
-           true});
+           fmt::format("hostid {} is not the UUID {} in hostnqn {} (from {}); the kernel does not "
+                       "require it",
+                       hc.hostid, *u, hc.hostnqn, in.hostnqn_source),
+           fmt::format("nothing to do; to make them agree write {} to {}", *u, in.hostid_source),
+           false});
     }
   }
   return hc;
+}
+
+std::optional<HostProblem> find_host_conflict(std::string_view hostnqn, std::string_view hostid,
+                                              const std::vector<HostInUse>& in_use) {
+  const std::string id = lower(hostid);
+  for (const auto& c : in_use) {
+    const std::string cid = lower(trim(c.hostid));
+    const std::string cnqn = trim(c.hostnqn);
+    if (cnqn.empty() || cid.empty()) continue;
+    bool same_nqn = !hostnqn.empty() && cnqn == hostnqn;
+    bool same_id = !id.empty() && cid == id;
+    if (same_nqn && !id.empty() && cid != id)
+      return HostProblem{HostProblem::kInUse, "--hostid",
+                         fmt::format("controller {} already uses host NQN {} with host ID {}; the "
+                                     "kernel refuses one host NQN with two host IDs",
+                                     c.controller, cnqn, cid),
+                         fmt::format("connect with --hostid={} (or disconnect {} first)", cid,
+                                     c.controller),
+                         true};
+    if (same_id && !hostnqn.empty() && cnqn != hostnqn)
+      return HostProblem{HostProblem::kInUse, "--hostnqn",
+                         fmt::format("controller {} already uses host ID {} with host NQN {}; the "
+                                     "kernel refuses one host ID with two host NQNs",
+                                     c.controller, cid, cnqn),
+                         fmt::format("connect with --hostnqn={} (or disconnect {} first)", cnqn,
+                                     c.controller),
+                         true};
+  }
+  return std::nullopt;
 }
 
 }  // namespace rnvme

@@ -14,8 +14,12 @@ inline constexpr std::string_view kHostnqnPath = "/etc/nvme/hostnqn";
 inline constexpr std::string_view kHostidPath = "/etc/nvme/hostid";
 inline constexpr std::string_view kUuidNqnPrefix = "nqn.2014-08.org.nvmexpress:uuid:";
 
-// 'nqn.' prefix, at most 223 bytes, printable, and nothing that would split the option string.
+// What the kernel accepts (nvmf_parse_options): 1 to 222 bytes, and nothing that would split the
+// option string (',' or a newline) or end it (NUL).  The NVMe form is not required.
 bool is_valid_nqn(std::string_view nqn);
+// Why an NQN the kernel accepts is not in the NVMe form ("nqn.yyyy-mm.<reverse domain>:<name>"),
+// for a warning; nullopt when it is.
+std::optional<std::string> nqn_oddity(std::string_view nqn);
 bool is_valid_uuid(std::string_view uuid);
 // The UUID of a "nqn.2014-08.org.nvmexpress:uuid:<uuid>" host NQN, lower-cased.
 std::optional<std::string> uuid_from_hostnqn(std::string_view hostnqn);
@@ -34,7 +38,7 @@ struct HostIdentityInput {
 };
 
 struct HostProblem {
-  enum Kind { kMissing, kEmpty, kInvalid, kMismatch };
+  enum Kind { kMissing, kEmpty, kInvalid, kMismatch, kNonStandard, kInUse };
   Kind kind = kInvalid;
   std::string source;   // file or option at fault
   std::string problem;
@@ -52,5 +56,15 @@ struct HostCheck {
 };
 
 HostCheck check_host_identity(const HostIdentityInput& in);
+
+// The kernel's rule (nvmf_host_add, Linux 6.12): one host NQN goes with one host ID across all
+// fabrics controllers.  A controller that already uses @hostnqn with another ID, or @hostid with
+// another NQN, makes a new connect fail with EINVAL; this names it.  Empty values match nothing.
+struct HostInUse {
+  std::string controller;   // nvme0
+  std::string hostnqn, hostid;
+};
+std::optional<HostProblem> find_host_conflict(std::string_view hostnqn, std::string_view hostid,
+                                              const std::vector<HostInUse>& in_use);
 
 }  // namespace rnvme

@@ -8,16 +8,57 @@ namespace {
 constexpr const char* kUuid = "6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
 constexpr const char* kNqn = "nqn.2014-08.org.nvmexpress:uuid:6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
 
-TEST(HostId, NqnValidity) {
+// What nvmf_parse_options accepts, no more and no less: testnqn and friends connect.
+TEST(HostId, NqnValidityIsTheKernels) {
   EXPECT_TRUE(is_valid_nqn(kNqn));
   EXPECT_TRUE(is_valid_nqn("nqn.2024-01.io.rnvme:host-1"));
+  EXPECT_TRUE(is_valid_nqn("testnqn"));
+  EXPECT_TRUE(is_valid_nqn("nqn."));
+  EXPECT_TRUE(is_valid_nqn("iqn.2024-01.io.rnvme:h"));
+  EXPECT_TRUE(is_valid_nqn("nqn.2024-01.io.rnvme:h 1"));
   EXPECT_FALSE(is_valid_nqn(""));
-  EXPECT_FALSE(is_valid_nqn("nqn."));
-  EXPECT_FALSE(is_valid_nqn("iqn.2024-01.io.rnvme:h"));
-  EXPECT_FALSE(is_valid_nqn("nqn.2024-01.io.rnvme:h 1"));
-  EXPECT_FALSE(is_valid_nqn("nqn.2024-01.io.rnvme:h,1"));
-  EXPECT_TRUE(is_valid_nqn("nqn." + std::string(219, 'x')));   // 223 bytes
-  EXPECT_FALSE(is_valid_nqn("nqn." + std::string(220, 'x')));  // 224 bytes
+  EXPECT_FALSE(is_valid_nqn("nqn.2024-01.io.rnvme:h,1"));     // would split the option string
+  EXPECT_FALSE(is_valid_nqn("nqn.2024-01.io.rnvme:h\n1"));
+  EXPECT_FALSE(is_valid_nqn(std::string("nqn.x\0y", 7)));
+  EXPECT_TRUE(is_valid_nqn("nqn." + std::string(218, 'x')));   // 222 bytes: < NVMF_NQN_SIZE
+  EXPECT_FALSE(is_valid_nqn("nqn." + std::string(219, 'x')));  // 223 bytes: the kernel refuses
+}
+
+TEST(HostId, NqnOddityWarnsOnlyOffTheNvmeForm) {
+  EXPECT_EQ(nqn_oddity(kNqn), std::nullopt);
+  EXPECT_EQ(nqn_oddity("nqn.2024-01.io.rnvme:host-1"), std::nullopt);
+  ASSERT_TRUE(nqn_oddity("testnqn"));
+  EXPECT_NE(nqn_oddity("testnqn")->find("'testnqn' is not in the NVMe form"), std::string::npos);
+  EXPECT_TRUE(nqn_oddity("nqn."));
+  EXPECT_TRUE(nqn_oddity("nqn.2024-01.io.rnvme:h 1"));
+}
+
+TEST(HostId, ConflictIsTheKernelsRuleAcrossControllers) {
+  const std::string other = "11111111-2222-4333-8444-555555555555";
+  std::vector<HostInUse> none;
+  EXPECT_EQ(find_host_conflict(kNqn, kUuid, none), std::nullopt);
+  // the same pair again, and unrelated pairs, are fine
+  std::vector<HostInUse> same{{"nvme0", std::string(kNqn) + "\n", std::string(kUuid) + "\n"},
+                              {"nvme1", "nqn.2024-01.io.rnvme:other", other}};
+  EXPECT_EQ(find_host_conflict(kNqn, kUuid, same), std::nullopt);
+  // Debian's default pair (an unrelated hostid) is no conflict by itself
+  EXPECT_EQ(find_host_conflict(kNqn, other, std::vector<HostInUse>{}), std::nullopt);
+  // one NQN, two IDs
+  std::vector<HostInUse> nqn_used{{"nvme3", kNqn, other}};
+  auto p = find_host_conflict(kNqn, kUuid, nqn_used);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->fatal);
+  EXPECT_EQ(p->kind, HostProblem::kInUse);
+  EXPECT_NE(p->problem.find("nvme3 already uses host NQN"), std::string::npos) << p->problem;
+  EXPECT_NE(p->fix.find("--hostid=" + other), std::string::npos) << p->fix;
+  // one ID, two NQNs (IDs compare case-insensitively)
+  std::vector<HostInUse> id_used{{"nvme4", "nqn.2024-01.io.rnvme:other", "6B3A2F4E-1C2D-4E5F-8A9B-0C1D2E3F4A5B"}};
+  p = find_host_conflict(kNqn, kUuid, id_used);
+  ASSERT_TRUE(p);
+  EXPECT_NE(p->problem.find("nvme4 already uses host ID"), std::string::npos) << p->problem;
+  EXPECT_NE(p->fix.find("--hostnqn=nqn.2024-01.io.rnvme:other"), std::string::npos) << p->fix;
+  // unknown values (the kernel's default host) match nothing
+  EXPECT_EQ(find_host_conflict("", "", nqn_used), std::nullopt);
 }
 
 TEST(HostId, UuidFromHostnqn) {
@@ -47,11 +88,13 @@ TEST(HostId, ConsistentPairIsOk) {
   EXPECT_EQ(hc.hostid, kUuid);
 }
 
-TEST(HostId, MismatchBlamesHostidFileAndNamesTheRightValue) {
+// Debian's nvme-cli writes an unrelated hostid: a note, never a refusal (no kernel rule).
+TEST(HostId, UnrelatedHostidIsANoteThatNamesTheMatchingValue) {
   HostIdentityInput in{std::string(kNqn), std::string("11111111-2222-4333-8444-555555555555")};
   HostCheck hc = check_host_identity(in);
-  EXPECT_FALSE(hc.ok());
+  EXPECT_TRUE(hc.ok());
   ASSERT_EQ(hc.problems.size(), 1u);
+  EXPECT_FALSE(hc.problems[0].fatal);
   EXPECT_EQ(hc.problems[0].kind, HostProblem::kMismatch);
   EXPECT_EQ(hc.problems[0].source, "/etc/nvme/hostid");
   EXPECT_NE(hc.problems[0].fix.find(std::string("write ") + kUuid), std::string::npos);

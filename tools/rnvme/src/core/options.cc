@@ -156,8 +156,7 @@ Status validate(const ConnectOptions& o) {
     if (value->empty()) continue;
     if (!is_valid_nqn(*value))
       return bad(name, *value,
-                 fmt::format("an NQN starts with 'nqn.', has at most {} bytes and no commas or "
-                             "spaces",
+                 fmt::format("the kernel takes an NQN of 1 to {} bytes without commas or newlines",
                              kNqnMaxLen));
   }
   if (!o.hostid.empty() && !is_valid_uuid(o.hostid))
@@ -181,6 +180,15 @@ Status validate(const ConnectOptions& o) {
   if (auto st = check_range("keep-alive-tmo", o.keep_alive_tmo, 0, 65535, "seconds"); !st) return st;
   if (auto st = check_range("tos", o.tos, 0, 255, "IP type of service"); !st) return st;
   return Ok{};
+}
+
+std::vector<std::string> option_warnings(const ConnectOptions& o) {
+  std::vector<std::string> w;
+  for (auto [name, value] : {std::pair{"nqn", &o.nqn}, std::pair{"hostnqn", &o.hostnqn}}) {
+    if (value->empty() || !is_valid_nqn(*value)) continue;
+    if (auto odd = nqn_oddity(*value)) w.push_back(fmt::format("--{}: {}", name, *odd));
+  }
+  return w;
 }
 
 Result<std::string> build_option_string(const ConnectOptions& o) {

@@ -13,7 +13,7 @@ namespace rnvme {
 
 inline constexpr std::string_view kDiscoveryNqn = "nqn.2014-08.org.nvmexpress.discovery";
 inline constexpr std::string_view kDefaultRdmaPort = "4420";  // NVME_RDMA_IP_PORT
-inline constexpr size_t kNqnMaxLen = 223;                      // NVMF_NQN_SIZE minus NUL
+inline constexpr size_t kNqnMaxLen = 222;                      // < NVMF_NQN_SIZE (223) bytes
 
 struct ConnectOptions {
   std::string transport = "rdma";
@@ -58,6 +58,8 @@ Status set_option(ConnectOptions& opts, const OptionSpec& spec, std::string_view
 
 // Rejects values nvme-fabrics would refuse, with the option's name and the accepted range.
 Status validate(const ConnectOptions& opts);
+// What validate() lets through but a user should hear about (an NQN not in the NVMe form).
+std::vector<std::string> option_warnings(const ConnectOptions& opts);
 
 // The exact string written to /dev/nvme-fabrics (validates first).
 Result<std::string> build_option_string(const ConnectOptions& opts);

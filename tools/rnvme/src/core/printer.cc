@@ -114,7 +114,10 @@ json to_json(const std::vector<RdmaDevice>& devs) {
     for (const auto& p : d.ports) {
       json gids = json::array();
       for (const auto& g : p.gids)
-        gids.push_back({{"index", g.index}, {"gid", g.gid}, {"type", str_or_null(g.type)},
+        gids.push_back({{"index", g.index},
+                        {"address", str_or_null(gid_address(g.gid).value_or(""))},
+                        {"gid", g.gid},
+                        {"type", str_or_null(g.type)},
                         {"ndev", str_or_null(g.ndev)}});
       ports.push_back({{"port", p.index},
                        {"state", p.state},
@@ -253,8 +256,8 @@ void Printer::print(const std::vector<RdmaDevice>& devs) {
                    p.netdev_mtu, roce_mtu_for_netdev_mtu(p.netdev_mtu));
       fmt::print(out_, "\n");
       for (const auto& g : p.gids)
-        fmt::print(out_, "    gid {:<3} {} {:<11} {}\n", g.index, g.gid,
-                   g.type.empty() ? "?" : g.type, g.ndev);
+        fmt::print(out_, "    gid {:<3} {:<25} {:<11} {}\n", g.index,
+                   gid_address(g.gid).value_or(g.gid), g.type.empty() ? "?" : g.type, g.ndev);
     }
   }
 }

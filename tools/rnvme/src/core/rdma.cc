@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstring>
 
 namespace rnvme {
@@ -32,6 +33,34 @@ std::optional<std::string> gid_for_address(std::string_view ip) {
     g += fmt::format("{:02x}{:02x}", b[i], b[i + 1]);
   }
   return g;
+}
+
+std::optional<std::string> gid_address(std::string_view gid) {
+  while (!gid.empty() && (gid.back() == '\n' || gid.back() == ' ')) gid.remove_suffix(1);
+  if (gid.size() != 39) return std::nullopt;
+  unsigned char b[16];
+  for (int i = 0; i < 8; i++) {
+    std::string_view group = gid.substr(static_cast<size_t>(i) * 5, 4);
+    if (i < 7 && gid[static_cast<size_t>(i) * 5 + 4] != ':') return std::nullopt;
+    unsigned v = 0;
+    for (char c : group) {
+      int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+              : (c >= 'a' && c <= 'f')                    ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F')                    ? c - 'A' + 10
+                                                          : -1;
+      if (d < 0) return std::nullopt;
+      v = v * 16 + static_cast<unsigned>(d);
+    }
+    b[2 * i] = static_cast<unsigned char>(v >> 8);
+    b[2 * i + 1] = static_cast<unsigned char>(v & 0xff);
+  }
+  static const unsigned char kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  char text[INET6_ADDRSTRLEN];
+  if (std::memcmp(b, kV4Mapped, sizeof(kV4Mapped)) == 0)
+    return inet_ntop(AF_INET, b + 12, text, sizeof(text)) ? std::optional<std::string>(text)
+                                                           : std::nullopt;
+  return inet_ntop(AF_INET6, b, text, sizeof(text)) ? std::optional<std::string>(text)
+                                                     : std::nullopt;
 }
 
 bool is_zero_gid(std::string_view gid) {

@@ -39,6 +39,10 @@ std::string strip_state_prefix(std::string_view s);
 // The GID an address gets on a RoCE port: IPv4-mapped for IPv4, the address itself for IPv6.
 std::optional<std::string> gid_for_address(std::string_view ip);
 bool is_zero_gid(std::string_view gid);
+// The address a GID stands for, as admins write it: "192.168.50.1" for an IPv4-mapped GID,
+// "fe80::5054:ff:fe12:3456" otherwise (an IB GID prints as IPv6 too); nullopt if `gid` is not
+// 8 groups of 4 hex digits.
+std::optional<std::string> gid_address(std::string_view gid);
 
 struct GidMatch {
   const RdmaDevice* device = nullptr;

@@ -11,6 +11,19 @@ TEST(Rdma, GidForAddress) {
   EXPECT_EQ(gid_for_address("eth0"), std::nullopt);
 }
 
+TEST(Rdma, GidAddressIsWhatAdminsLookFor) {
+  EXPECT_EQ(gid_address("0000:0000:0000:0000:0000:ffff:c0a8:3201"), "192.168.50.1");
+  EXPECT_EQ(gid_address("0000:0000:0000:0000:0000:ffff:c0a8:3201\n"), "192.168.50.1");
+  EXPECT_EQ(gid_address("fe80:0000:0000:0000:5054:00ff:fe12:3456"), "fe80::5054:ff:fe12:3456");
+  EXPECT_EQ(gid_address("2001:0DB8:0000:0000:0000:0000:0000:0001"), "2001:db8::1");
+  EXPECT_EQ(gid_address("fe80::1"), std::nullopt);
+  EXPECT_EQ(gid_address("fe80:0000:0000:0000:5054:00ff:fe12:345g"), std::nullopt);
+  EXPECT_EQ(gid_address("fe80-0000:0000:0000:5054:00ff:fe12:3456"), std::nullopt);
+  // round trip with the other direction
+  EXPECT_EQ(gid_address(*gid_for_address("10.1.2.3")), "10.1.2.3");
+  EXPECT_EQ(gid_address(*gid_for_address("fd00::42")), "fd00::42");
+}
+
 TEST(Rdma, SysfsParsing) {
   EXPECT_EQ(strip_state_prefix("4: ACTIVE\n"), "ACTIVE");
   EXPECT_EQ(strip_state_prefix("5: LinkUp"), "LinkUp");
