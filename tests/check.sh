@@ -263,7 +263,12 @@ fi
 if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
 	stage "debug kernel 6.12 (KASAN, lockdep, kmemleak): build + VM suites over rxe and siw"
 	t_dk=$(date +%s)
-	dk_rxe=${RNVME_DEBUG_SUITES:-00 01 02 03 04 05 06 07 08 09 13}
+	# (13-grants runs on 6.1 and Debian's 6.12 only: its many I/O queue
+	# connects make the 6.12 target's nvmet-rdma run a Connect from its CM
+	# handler, under rdma_cm's handler_mutex, and take nvmet_config_sem there,
+	# the reverse of the order a port unlink takes them in, and lockdep
+	# reports that target-side inversion and turns itself off for the boot)
+	dk_rxe=${RNVME_DEBUG_SUITES:-00 01 02 03 04 05 06 07 08 09}
 	dk_siw=${RNVME_DEBUG_SIW_SUITES:-03 04 07}
 	if kill -0 "$dk_pid" 2>/dev/null; then
 		echo "== waiting for the debug kernel build ($(($(date +%s) - t_dk_build)) s so far; log: $OUT/check/debug-kernel-build.log)"

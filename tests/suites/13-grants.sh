@@ -132,13 +132,6 @@ link=$NVMET_CFS/ports/1/subsystems/$TEST_NQN
 state_of() { ctrl_attr "$1" state; }
 if [ ! -e "$pq" ]; then
 	tap_skip "nvmet of $(uname -r) has no param_max_queue_size (6.10+)" "queue size shrink across a reconnect"
-elif [ -e /proc/lockdep ]; then
-	# Unlinking a port's subsystem while a host keeps connecting to it trips
-	# lockdep in the target (nvmet_port_subsys_drop_link holds
-	# nvmet_config_sem, then rdma_destroy_id takes the CM's handler_mutex:
-	# seen once in a make check on the 6.12 debug kernel); lockdep would then
-	# be off for the rest of the boot.  Debian's 6.12 runs this part.
-	tap_skip "target-side lockdep report (nvmet_config_sem vs rdma_cm handler_mutex) on port unlink" "queue size shrink across a reconnect"
 elif [ "$HOST_DRIVER" = inbox ]; then
 	tap_skip "checks rnvme's refusal" "queue size shrink across a reconnect"
 else
