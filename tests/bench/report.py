@@ -78,16 +78,9 @@ def read_json(path):
 
 def classify(dso, sym, transport, modsyms):
     name = dso.strip("[]")
-    if name == "kernel.kallsyms" and sym in modsyms:
-        name = modsyms[sym]
-    if name == MODULE_OF[transport]:
-        return "transport"
-    for cls, mods in CLASSES[1:]:
-        if name in mods:
-            return cls
-    if name == "kernel.kallsyms" and BLOCK_SYM.match(sym):
-        return "block"
-    return "rest"
+    if name == "kernel.kallsyms":
+        name = modsyms.get(sym, "kernel")
+    return classify_exact(sym, name, transport)
 
 
 def module_symbols(path):

@@ -133,24 +133,21 @@ std::optional<HostProblem> find_host_conflict(std::string_view hostnqn, std::str
     const std::string cid = lower(trim(c.hostid));
     const std::string cnqn = trim(c.hostnqn);
     if (cnqn.empty() || cid.empty()) continue;
-    bool same_nqn = !hostnqn.empty() && cnqn == hostnqn;
-    bool same_id = !id.empty() && cid == id;
-    if (same_nqn && !id.empty() && cid != id)
-      return HostProblem{HostProblem::kInUse, "--hostid",
-                         fmt::format("controller {} already uses host NQN {} with host ID {}; the "
-                                     "kernel refuses one host NQN with two host IDs",
-                                     c.controller, cnqn, cid),
-                         fmt::format("connect with --hostid={} (or disconnect {} first)", cid,
-                                     c.controller),
+    // `key` (NQN or ID) is shared, `other` differs: the option to change is the other one's
+    auto conflict = [&](std::string_view key, std::string_view key_value, std::string_view other,
+                        std::string_view option, const std::string& other_value) {
+      return HostProblem{HostProblem::kInUse, std::string(option),
+                         fmt::format("controller {} already uses host {} {} with host {} {}; the "
+                                     "kernel refuses one host {} with two host {}s",
+                                     c.controller, key, key_value, other, other_value, key, other),
+                         fmt::format("connect with {}={} (or disconnect {} first)", option,
+                                     other_value, c.controller),
                          true};
-    if (same_id && !hostnqn.empty() && cnqn != hostnqn)
-      return HostProblem{HostProblem::kInUse, "--hostnqn",
-                         fmt::format("controller {} already uses host ID {} with host NQN {}; the "
-                                     "kernel refuses one host ID with two host NQNs",
-                                     c.controller, cid, cnqn),
-                         fmt::format("connect with --hostnqn={} (or disconnect {} first)", cnqn,
-                                     c.controller),
-                         true};
+    };
+    if (!hostnqn.empty() && cnqn == hostnqn && !id.empty() && cid != id)
+      return conflict("NQN", cnqn, "ID", "--hostid", cid);
+    if (!id.empty() && cid == id && !hostnqn.empty() && cnqn != hostnqn)
+      return conflict("ID", cid, "NQN", "--hostnqn", cnqn);
   }
   return std::nullopt;
 }
