@@ -51,19 +51,25 @@ head -c 8M /dev/urandom > /tmp/g.base
 check "write 8 MiB at the first grant" dd if=/tmp/g.base of="$dev" bs=1M oflag=direct status=none
 step=0
 
-# regrant QID_MAX QUEUE_COUNT HW_QUEUES POLL: change the grant, reset, verify
-regrant() {
-	local qmax=$1 qc=$2 hw=$3 poll=$4 t
-	step=$((step + 1))
-	grant "$qmax"
+# reset_live DESC: reset $ctrl; a test point for its return to live (60 s)
+reset_live() {
+	local t
 	t=$(now_ns)
 	echo 1 > "/sys/class/nvme/$ctrl/reset_controller" 2>/dev/null
 	if wait_for 60 state_is "$ctrl" live; then
-		ok "[$step] reset into qid_max $qmax: live again ($(secs_since "$t") s)"
+		ok "$1 ($(secs_since "$t") s)"
 	else
-		not_ok "[$step] reset into qid_max $qmax: live again" "state: $(ctrl_attr "$ctrl" state); $(dmesg | tail -n 5)"
+		not_ok "$1" "state: $(ctrl_attr "$ctrl" state); $(dmesg | tail -n 5)"
 		return 1
 	fi
+}
+
+# regrant QID_MAX QUEUE_COUNT HW_QUEUES POLL: change the grant, reset, verify
+regrant() {
+	local qmax=$1 qc=$2 hw=$3 poll=$4
+	step=$((step + 1))
+	grant "$qmax"
+	reset_live "[$step] reset into qid_max $qmax: live again" || return 1
 	check "[$step] queue_count $qc" test "$(ctrl_attr "$ctrl" queue_count)" = "$qc"
 	check "[$step] $hw blk-mq hardware queue(s)" wait_for 10 test "$(hw_queues "$ctrl")" = "$hw"
 	check "[$step] io_poll $poll" test "$(io_poll "$ctrl")" = "$poll"
@@ -101,13 +107,7 @@ head -c 8M /dev/urandom > /tmp/g.during
 dd if=/tmp/g.during of="$dev" bs=64k seek=512 oflag=direct status=none &
 ddpid=$!
 sleep 0.5
-t=$(now_ns)
-echo 1 > "/sys/class/nvme/$ctrl/reset_controller" 2>/dev/null
-if wait_for 60 state_is "$ctrl" live; then
-	ok "reset to qid_max 2 under writes: live again ($(secs_since "$t") s)"
-else
-	not_ok "reset to qid_max 2 under writes: live again" "state: $(ctrl_attr "$ctrl" state)"
-fi
+reset_live "reset to qid_max 2 under writes: live again"
 if timeout 120 tail --pid="$ddpid" -f /dev/null && wait "$ddpid"; then
 	ok "the writes in flight across the reset completed"
 else
