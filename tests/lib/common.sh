@@ -259,32 +259,41 @@ fx_sanitizer_baseline() {
 	echo "# sanitizer baseline: kernel $(uname -r), lockdep $([ -e /proc/lockdep ] && echo on || echo off), kmemleak $([ -e "$KMEMLEAK" ] && echo on || echo off); ${leaks} boot-time kmemleak objects cleared ($(secs_since "$t") s)"
 }
 
-# fx_sanitizer_gate NAME MARK: scan for leaks, then look at the kernel log since
-# dmesg mark MARK (the start of the suite) for sanitizer reports.  Prints one
-# "ok - NAME: ..." or "not ok - NAME: ..." line with the reports as "# " lines;
-# returns 0 when clean, 1 on reports, 2 when not a debug kernel.
+# fx_sanitizer_gate NAME MARK [LEAKS]: scan for leaks (unless LEAKS is 0), then
+# look at the kernel log since dmesg mark MARK (the start of the suite) for
+# sanitizer reports.  Prints one "ok - NAME: ..." or "not ok - NAME: ..." line
+# with the reports as "# " lines; returns 0 when clean, 1 on reports, 2 when
+# not a debug kernel.  A kmemleak scan pair costs about 14 s under KASAN + TCG,
+# so run-suites.sh scans once per boot (after the last suite) unless
+# TEST_KMEMLEAK_EACH=1; a leak's report carries its allocation backtrace and
+# age, which name the suite.
 fx_sanitizer_gate() {
-	local name=$1 mark=$2 t leaks log bad
+	local name=$1 mark=$2 scan=${3:-1} t leaks="" log bad what
 	fx_debug_kernel || return 2
 	t=$(now_ns)
-	leaks=$(fx_kmemleak_scan)
+	what="KASAN, lockdep, kmemleak, hung task, soft lockup"
+	if [ "$scan" = 1 ]; then
+		leaks=$(fx_kmemleak_scan)
+	else
+		what="KASAN, lockdep, hung task, soft lockup; kmemleak after the last suite"
+	fi
 	log=$(dmesg)
 	if [[ $log != *"$mark"* ]]; then
-		echo "not ok - $name: sanitizer gate (KASAN, lockdep, kmemleak, hung task, soft lockup)"
+		echo "not ok - $name: sanitizer gate ($what)"
 		echo "# dmesg mark $mark is gone from the kernel log (ring buffer overrun): cannot check"
 		return 1
 	fi
 	bad=$(printf '%s\n' "$log" | awk -v m="$mark" 'f { print } index($0, m) { f = 1 }' |
 		grep -E -B 2 -A 30 "$FX_SANITIZER_BAD" | head -n 150 || true)
 	if [ -z "$bad" ] && [ -z "$leaks" ]; then
-		echo "ok - $name: sanitizer gate clean (KASAN, lockdep, kmemleak, hung task, soft lockup; $(secs_since "$t") s)"
+		echo "ok - $name: sanitizer gate clean ($what; $(secs_since "$t") s)"
 		# lockdep switches itself off after its first report (or a KASAN one)
 		if grep -qE '^ *debug_locks: +0' /proc/lockdep_stats 2>/dev/null; then
 			echo "# note: lockdep is off since an earlier report in this boot: $name was not lock-checked"
 		fi
 		return 0
 	fi
-	echo "not ok - $name: sanitizer gate (KASAN, lockdep, kmemleak, hung task, soft lockup)"
+	echo "not ok - $name: sanitizer gate ($what)"
 	[ -z "$bad" ] || { echo "kernel log since the start of $name:"; printf '%s\n' "$bad"; } | diag
 	[ -z "$leaks" ] || {
 		echo "kmemleak: $(printf '%s\n' "$leaks" | grep -c '^unreferenced object') unreferenced object(s):"
@@ -396,15 +405,23 @@ fx_rxe_ports_active() {
 	[[ $out == *"link $RDMA_DEV0/1 state ACTIVE"* && $out == *"link $RDMA_DEV1/1 state ACTIVE"* ]]
 }
 
-# fx_rxe_down: remove the RDMA devices and the veth pair (idempotent).
+# fx_rxe_down: remove the RDMA devices and the veth pair (idempotent); also a
+# second pair (veth2/veth3, devices 2 and 3, rules 14-17: 14-multipath's path B)
+# that a suite left behind.
 fx_rxe_down() {
-	local d
-	for d in "$RDMA_DEV0" "$RDMA_DEV1"; do
+	local d p
+	for d in "$RDMA_DEV0" "$RDMA_DEV1" "${RNVME_RDMA}2" "${RNVME_RDMA}3"; do
 		if rdma link show "$d/1" >/dev/null 2>&1; then
 			timeout 60 rdma link delete "$d" || echo "# rdma link delete $d failed"
 		fi
 	done
 	ip link del veth0 2>/dev/null || true
+	if [ -e /sys/class/net/veth2 ]; then
+		for p in 14 15 16 17; do ip rule del pref "$p" 2>/dev/null; done
+		ip route flush table 102 2>/dev/null
+		ip route flush table 103 2>/dev/null
+		ip link del veth2 2>/dev/null
+	fi
 	return 0
 }
 
@@ -694,6 +711,29 @@ wait_ns_dev() {
 }
 
 ctrl_attr() { cat "/sys/class/nvme/$1/$2" 2>/dev/null; }
+
+# ====================================================================== I/O stalls
+
+# fio_stall_start DEV QD SECS OUTFILE: background fio writing 4 KiB blocks at
+# random over 32 MiB of DEV for SECS, verifying them as it goes (crc32c,
+# verify_backlog); FIO_PID.  fio_stall_result OUTFILE prints "ERRORS
+# LONGEST-COMPLETION-SECS WRITES VERIFY-READS" from its JSON: at QD1 the
+# longest completion is the longest time the application saw no progress.
+fio_stall_start() {
+	fio --name=stall --filename="$1" --ioengine=libaio --direct=1 --iodepth="$2" \
+		--rw=randwrite --bs=4k --size=32M --time_based --runtime="$3" \
+		--verify=crc32c --verify_backlog=64 --verify_fatal=1 \
+		--output-format=json --output="$4" > "$4.stderr" 2>&1 &
+	FIO_PID=$!
+}
+fio_stall_result() {
+	python3 - "$1" <<'EOF' 2>&1
+import json, sys
+job = json.load(open(sys.argv[1]))["jobs"][0]
+mx = max((job[d].get("clat_ns") or {}).get("max", 0) for d in ("read", "write")) / 1e9
+print(f"{job['error']} {mx:.3f} {job['write']['total_ios']} {job['read']['total_ios']}")
+EOF
+}
 
 # ====================================================================== leak accounting
 
