@@ -14,6 +14,7 @@
 static int rnvme_addr_resolved(struct rnvme_queue *queue)
 {
 	struct rnvme_ctrl *ctrl = queue->ctrl;
+	u8 ack_timeout;
 	int ret;
 
 	ret = rnvme_create_queue_ib(queue);
@@ -22,6 +23,12 @@ static int rnvme_addr_resolved(struct rnvme_queue *queue)
 
 	if (ctrl->ctrl.opts->tos >= 0)
 		rdma_set_service_type(queue->cm_id, ctrl->ctrl.opts->tos);
+	/* before route resolution: on RoCE it also sets the packet lifetime */
+	ack_timeout = rnvme_ack_timeout_for(READ_ONCE(rnvme_ack_timeout),
+			queue->dev->ibdev->ops.driver_id == RDMA_DRIVER_RXE ||
+			queue->dev->ibdev->ops.driver_id == RDMA_DRIVER_SIW);
+	if (ack_timeout)
+		rdma_set_ack_timeout(queue->cm_id, ack_timeout);
 
 	ret = rdma_resolve_route(queue->cm_id, RNVME_CM_TIMEOUT_MS);
 	if (ret) {
@@ -45,7 +52,7 @@ static int rnvme_route_resolved(struct rnvme_queue *queue)
 	/* the target reads from our MRs; the host itself never issues READs */
 	param.responder_resources = queue->dev->ibdev->attrs.max_qp_rd_atom;
 	param.initiator_depth = 0;
-	param.retry_count = 7;
+	param.retry_count = READ_ONCE(rnvme_retry_count);
 	param.rnr_retry_count = 7;
 	param.private_data = &priv;
 	param.private_data_len = sizeof(priv);

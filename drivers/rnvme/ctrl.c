@@ -124,6 +124,7 @@ static int rnvme_configure_admin_queue(struct rnvme_ctrl *ctrl, bool new)
 	ctrl->ctrl.numa_node = ibdev_to_node(ibdev);
 	strscpy(ctrl->rdma_dev_name, dev_name(&ibdev->dev),
 		sizeof(ctrl->rdma_dev_name));
+	WRITE_ONCE(ctrl->rdma_port, ctrl->queues[0].cm_id->port_num);
 	ctrl->max_fr_pages = rnvme_max_fr_pages(ibdev);
 
 	/* the AER is never freed by blk-mq: it has its own SQE */
@@ -456,6 +457,7 @@ static void rnvme_reconnect_work(struct work_struct *work)
 {
 	struct rnvme_ctrl *ctrl = container_of(to_delayed_work(work),
 					       struct rnvme_ctrl, reconnect_work);
+	u32 outage_ms;
 	int seq, ret;
 
 	++ctrl->ctrl.nr_reconnects;
@@ -480,9 +482,10 @@ static void rnvme_reconnect_work(struct work_struct *work)
 		return;
 	}
 
+	outage_ms = jiffies_to_msecs(jiffies - ctrl->stats.outage_start);
 	dev_info(ctrl->ctrl.device, "reconnected after %d attempts, %u ms after the loss\n",
-		 ctrl->ctrl.nr_reconnects,
-		 jiffies_to_msecs(jiffies - ctrl->stats.outage_start));
+		 ctrl->ctrl.nr_reconnects, outage_ms);
+	atomic_set(&ctrl->stats.last_outage_ms, outage_ms);
 	atomic_inc(&ctrl->stats.reconnects);
 	ctrl->ctrl.nr_reconnects = 0;
 }
@@ -536,6 +539,42 @@ void rnvme_error_recovery(struct rnvme_ctrl *ctrl)
 	atomic_inc(&ctrl->stats.error_recoveries);
 	dev_warn(ctrl->ctrl.device, "starting error recovery\n");
 	queue_work(nvme_reset_wq, &ctrl->err_work);
+}
+
+/**
+ * rnvme_port_event - the RDMA port under @ctrl changed state
+ * @ctrl:  a controller whose admin queue last used that device and port
+ * @event: IB_EVENT_PORT_ERR, IB_EVENT_DEVICE_FATAL or IB_EVENT_PORT_ACTIVE
+ *
+ * A port that went down will not carry the controller's traffic again until
+ * it returns: recover now, so that multipath fails I/O over at once instead
+ * of after the RC retry budget or a command timeout.  A port that came back
+ * ends the wait for the next reconnect attempt.  Called from the IB event
+ * work (process context), with the controller list locked.
+ */
+void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
+{
+	enum nvme_ctrl_state state = nvme_ctrl_state(&ctrl->ctrl);
+
+	if (event != IB_EVENT_PORT_ACTIVE) {
+		if (state != NVME_CTRL_LIVE)
+			return;
+		dev_warn(ctrl->ctrl.device, "RDMA %s on %s port %u: recovering now\n",
+			 ib_event_msg(event), ctrl->rdma_dev_name,
+			 READ_ONCE(ctrl->rdma_port));
+		rnvme_record_error(ctrl, "%s on %s port %u", ib_event_msg(event),
+				   ctrl->rdma_dev_name, READ_ONCE(ctrl->rdma_port));
+		rnvme_error_recovery(ctrl);
+		return;
+	}
+	if (state != NVME_CTRL_CONNECTING ||
+	    !delayed_work_pending(&ctrl->reconnect_work))
+		return;
+	dev_info(ctrl->ctrl.device, "RDMA port %u of %s is active again: reconnecting now\n",
+		 READ_ONCE(ctrl->rdma_port), ctrl->rdma_dev_name);
+	/* a no-op when the attempt has just started */
+	if (mod_delayed_work(nvme_wq, &ctrl->reconnect_work, 0))
+		WRITE_ONCE(ctrl->stats.next_reconnect, jiffies);
 }
 
 static void rnvme_shutdown_ctrl(struct rnvme_ctrl *ctrl, bool shutdown)

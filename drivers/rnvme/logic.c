@@ -330,6 +330,25 @@ int rnvme_parse_jitter(const char *val, u32 *pct)
 EXPORT_SYMBOL_IF_KUNIT(rnvme_parse_jitter);
 
 /**
+ * rnvme_ack_timeout_for - the RC local ACK timeout for a new connection
+ * @param:             the ack_timeout parameter: 0-31, or -1 for automatic
+ * @software_provider: the RDMA device is Soft-RoCE or Soft-iWARP
+ *
+ * Return: the exponent to set (4.096 us * 2^n), or 0 to keep the RDMA CM's.
+ * Automatic keeps the CM's on software providers: their retransmit timer
+ * measures how soon the host's CPU gets to the packet rather than the wire,
+ * and a Soft-RoCE retransmission executes the fast registrations queued
+ * behind the lost packet a second time, which fails the QP.
+ */
+u8 rnvme_ack_timeout_for(int param, bool software_provider)
+{
+	if (param >= 0)
+		return min(param, RNVME_ACK_TIMEOUT_MAX);
+	return software_provider ? 0 : RNVME_ACK_TIMEOUT_HW;
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_ack_timeout_for);
+
+/**
  * rnvme_within_loss_tmo - may another attempt start before ctrl_loss_tmo
  * @max_reconnects:    nvme-fabrics' ctrl_loss_tmo / reconnect_delay, or -1
  *                     for "reconnect forever"

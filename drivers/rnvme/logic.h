@@ -65,6 +65,12 @@ bool rnvme_within_loss_tmo(int max_reconnects, u32 reconnect_delay_s,
 u32 rnvme_reconnect_cm_wait_ms(int max_reconnects, u32 reconnect_delay_s,
 			       u32 elapsed_ms);
 
+/* ack_timeout: -1 picks per device (RNVME_ACK_TIMEOUT_HW on hardware) */
+#define RNVME_ACK_TIMEOUT_AUTO		(-1)
+#define RNVME_ACK_TIMEOUT_HW		15
+#define RNVME_ACK_TIMEOUT_MAX		31
+u8 rnvme_ack_timeout_for(int param, bool software_provider);
+
 u32 rnvme_max_fr_pages_for(u32 max_fast_reg_page_list_len);
 const char *rnvme_transport_name_error(const char *name);
 

@@ -35,6 +35,68 @@ MODULE_PARM_DESC(test_extra_work,
 MODULE_PARM_DESC(reconnect_backoff_max,
 	"Seconds: when above a controller's reconnect_delay, the delay doubles per failed attempt up to this (default 0: fixed reconnect_delay, like nvme-rdma)");
 
+/*
+ * The RC retry budget: how long a queue keeps retransmitting into a silent
+ * path before its QP fails and the controller recovers (and multipath fails
+ * over).  The local ACK timeout is 4.096 us * 2^ack_timeout per try, retried
+ * retry_count times.  RDMA CM's RoCE default (19: 2.1 s a try, about 17 s
+ * in all) hides a dead path for longer than most applications wait; 15
+ * (134 ms a try, about 1.1 s with 7 retries) still rides out pauses far
+ * longer than a lossless fabric's.  -1 (default) uses 15 on hardware and the
+ * CM's default on software providers (rnvme_ack_timeout_for()).
+ */
+int rnvme_ack_timeout = RNVME_ACK_TIMEOUT_AUTO;
+unsigned int rnvme_retry_count = 7;
+
+static int rnvme_set_ack_timeout(const char *val, const struct kernel_param *kp)
+{
+	int v, ret;
+
+	ret = kstrtoint(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v < RNVME_ACK_TIMEOUT_AUTO || v > RNVME_ACK_TIMEOUT_MAX) {
+		pr_err("ack_timeout=%d: must be -1 (automatic) or 0 to %d\n", v,
+		       RNVME_ACK_TIMEOUT_MAX);
+		return -EINVAL;
+	}
+	*(int *)kp->arg = v;
+	return 0;
+}
+
+static int rnvme_set_retry_count(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v < 1 || v > 7) {
+		pr_err("retry_count=%u: must be 1 to 7\n", v);
+		return -EINVAL;
+	}
+	*(unsigned int *)kp->arg = v;
+	return 0;
+}
+
+static const struct kernel_param_ops rnvme_ack_timeout_ops = {
+	.set	= rnvme_set_ack_timeout,
+	.get	= param_get_int,
+};
+
+static const struct kernel_param_ops rnvme_retry_count_ops = {
+	.set	= rnvme_set_retry_count,
+	.get	= param_get_uint,
+};
+
+module_param_cb(ack_timeout, &rnvme_ack_timeout_ops, &rnvme_ack_timeout, 0644);
+MODULE_PARM_DESC(ack_timeout,
+	"RC local ACK timeout of new connections, 4.096 us * 2^N (0-31; 0 keeps the RDMA CM's, 2.1 s on RoCE; default -1: 15 (134 ms) on hardware, the CM's on Soft-RoCE/Soft-iWARP)");
+module_param_cb(retry_count, &rnvme_retry_count_ops, &rnvme_retry_count, 0644);
+MODULE_PARM_DESC(retry_count,
+	"RC transport retries before a connection fails (1-7, default 7)");
+
 unsigned int rnvme_reconnect_jitter;
 
 static int rnvme_set_jitter(const char *val, const struct kernel_param *kp)
@@ -234,13 +296,68 @@ void rnvme_delete_ctrls(struct ib_device *ibdev)
 		flush_workqueue(nvme_delete_wq);
 }
 
+/*
+ * Port events of every RDMA device: a controller on a port that went down
+ * recovers (and fails over) now; one waiting to reconnect through a port
+ * that came back tries at once.  The handler lives from the device's
+ * registration (or rnvme's load) to its removal, so a port's return is seen
+ * even while no queue holds the device.
+ */
+static void rnvme_ib_event(struct ib_event_handler *handler,
+			   struct ib_event *event)
+{
+	struct rnvme_ctrl *ctrl;
+
+	switch (event->event) {
+	case IB_EVENT_PORT_ERR:
+	case IB_EVENT_PORT_ACTIVE:
+	case IB_EVENT_DEVICE_FATAL:
+		break;
+	default:
+		return;
+	}
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
+		if (READ_ONCE(ctrl->ibdev) != event->device)
+			continue;
+		if (event->event != IB_EVENT_DEVICE_FATAL &&
+		    READ_ONCE(ctrl->rdma_port) != event->element.port_num)
+			continue;
+		rnvme_port_event(ctrl, event->event);
+	}
+	mutex_unlock(&rnvme_ctrl_mutex);
+}
+
+static struct ib_client rnvme_ib_client;
+
+static int rnvme_add_one(struct ib_device *ibdev)
+{
+	struct ib_event_handler *handler;
+
+	handler = kzalloc(sizeof(*handler), GFP_KERNEL);
+	if (!handler)
+		return -ENOMEM;
+	INIT_IB_EVENT_HANDLER(handler, ibdev, rnvme_ib_event);
+	ib_register_event_handler(handler);
+	ib_set_client_data(ibdev, &rnvme_ib_client, handler);
+	return 0;
+}
+
 static void rnvme_remove_one(struct ib_device *ibdev, void *client_data)
 {
+	struct ib_event_handler *handler = client_data;
+
 	rnvme_delete_ctrls(ibdev);
+	if (handler) {
+		ib_unregister_event_handler(handler);
+		kfree(handler);
+	}
 }
 
 static struct ib_client rnvme_ib_client = {
 	.name	= "rnvme",
+	.add	= rnvme_add_one,
 	.remove	= rnvme_remove_one,
 };
 

@@ -176,6 +176,8 @@ struct rnvme_stats {
 	atomic_t		reconnect_attempts;
 	atomic_t		reconnects;
 	atomic_t		error_seq;
+	/* how long the last outage lasted, loss to reconnected, in ms */
+	atomic_t		last_outage_ms;
 	spinlock_t		lock;
 	char			last_error[96];
 	time64_t		last_error_time;
@@ -227,6 +229,8 @@ struct rnvme_ctrl {
 	u32			cm_wait_ms;
 	u32			io_queues[HCTX_MAX_TYPES];
 	char			rdma_dev_name[IB_DEVICE_NAME_MAX];
+	/* port of ibdev the admin queue last used (port events match it) */
+	u32			rdma_port;
 	struct rnvme_stats	stats;
 	struct nvme_ctrl	ctrl;
 };
@@ -246,6 +250,8 @@ extern bool rnvme_register_always;
 extern char rnvme_transport_name[];
 extern unsigned int rnvme_reconnect_backoff_max;
 extern unsigned int rnvme_reconnect_jitter;
+extern int rnvme_ack_timeout;
+extern unsigned int rnvme_retry_count;
 extern unsigned int rnvme_test_extra_work;
 struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id);
 void rnvme_device_put(struct rnvme_device *dev);
@@ -259,6 +265,7 @@ void rnvme_warn_if_shadowing(void);
 struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 				    struct nvmf_ctrl_options *opts);
 void rnvme_error_recovery(struct rnvme_ctrl *ctrl);
+void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event);
 
 /* queue.c */
 int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size);

@@ -83,6 +83,7 @@ static DEVICE_ATTR_RO(name)
 RNVME_COUNTER_ATTR(error_recoveries);
 RNVME_COUNTER_ATTR(reconnect_attempts);
 RNVME_COUNTER_ATTR(reconnects);
+RNVME_COUNTER_ATTR(last_outage_ms);
 
 static ssize_t last_error_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
@@ -158,6 +159,7 @@ static struct attribute *rnvme_ctrl_attrs[] = {
 	&dev_attr_error_recoveries.attr,
 	&dev_attr_reconnect_attempts.attr,
 	&dev_attr_reconnects.attr,
+	&dev_attr_last_outage_ms.attr,
 	&dev_attr_last_error.attr,
 	&dev_attr_next_reconnect_ms.attr,
 	&dev_attr_inline_data_size.attr,

@@ -46,8 +46,20 @@ rt_mtu() { # A|B MTU
 	[ "$1" = B ] && mac=$RIG_MAC_B
 	ip link set "$(rig_ifname "$mac")" mtu "$2"
 }
+rt_loss() { # A|B on|off: the NIC silently drops everything it sends (netem loss 100 %)
+	local mac=$RIG_MAC_A dev
+	[ "$1" = B ] && mac=$RIG_MAC_B
+	dev=$(rig_ifname "$mac") || return 1
+	if [ "$2" = on ]; then
+		modprobe sch_netem && tc qdisc replace dev "$dev" root netem loss 100%
+	else
+		tc qdisc del dev "$dev" root 2>/dev/null || true
+	fi
+}
 rt_reset() { # back to the exported state after a suite
 	local p
+	rt_loss A off
+	rt_loss B off
 	echo 128 > "$SUB/attr_qid_max"
 	for p in 1 2; do
 		[ -e "$NVMET_CFS/ports/$p/subsystems/$TEST_NQN" ] || rt_port_on "$p"

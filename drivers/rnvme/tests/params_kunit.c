@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rnvme_params: the transport_name check and the reconnect_jitter parser.
+ * rnvme_params: the transport_name check, the reconnect_jitter parser and
+ * the automatic ack_timeout.
  */
 #include <linux/errno.h>
 #include "rnvme_kunit.h"
@@ -146,6 +147,19 @@ static void rnvme_params_jitter_refused(struct kunit *test)
 	check_jitter(test, c, ARRAY_SIZE(c));
 }
 
+static void rnvme_params_ack_timeout(struct kunit *test)
+{
+	/* automatic: 15 on hardware, the CM's own (0) on software providers */
+	KUNIT_EXPECT_EQ(test, rnvme_ack_timeout_for(-1, false), 15);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_timeout_for(-1, true), 0);
+	/* an explicit value applies to every device */
+	KUNIT_EXPECT_EQ(test, rnvme_ack_timeout_for(0, false), 0);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_timeout_for(14, true), 14);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_timeout_for(31, false), 31);
+	/* the setter refuses more; clamp anyway */
+	KUNIT_EXPECT_EQ(test, rnvme_ack_timeout_for(40, false), 31);
+}
+
 static struct kunit_case rnvme_params_cases[] = {
 	KUNIT_CASE(rnvme_params_name_ok),
 	KUNIT_CASE(rnvme_params_name_length),
@@ -153,6 +167,7 @@ static struct kunit_case rnvme_params_cases[] = {
 	KUNIT_CASE(rnvme_params_name_taken),
 	KUNIT_CASE(rnvme_params_jitter_ok),
 	KUNIT_CASE(rnvme_params_jitter_refused),
+	KUNIT_CASE(rnvme_params_ack_timeout),
 	{}
 };
 

@@ -1,0 +1,113 @@
+#!/bin/bash
+# shellcheck disable=SC2317 # helpers are invoked indirectly (wait_for)
+# Rig: (b) a path that silently drops packets.  Two paths to one subsystem,
+# native multipath round-robin, default connect options; fio writes and
+# verifies at QD1 and QD16 while the target's NIC on path A drops every
+# packet it sends (netem loss 100 %: the links stay up, the host gets no
+# event, only silence), then stops dropping.  The host must find the dead
+# path through its RC retry budget (rnvme's ack_timeout/retry_count) and fail
+# the I/O over: the longest I/O stall (fio's largest completion latency) is
+# printed and must stay within 3 s with a hardware-sized RC budget
+# (ack_timeout 15 or less); with ack_timeout -1 on Soft-RoCE the budget is the
+# RDMA CM's (19: 8 tries of 2.1 s) and the bound is that budget + 3 s, the
+# proof that the budget and nothing longer (a 30 s command timeout) finds the
+# path.  TEST_ACK_TIMEOUT=N sets rnvme's ack_timeout for the run.  Path A
+# must be live again within
+# reconnect_delay (10 s) + 2 s of the loss ending, plus one RDMA CM request
+# retransmission (about 4.3 s) when an attempt was waiting in the silence.
+# Under HOST_DRIVER=inbox the figures are printed, not judged.
+set -uo pipefail
+# shellcheck source-path=SCRIPTDIR source=../../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../../lib/rig.sh
+. "$(dirname "$0")/../lib/rig.sh"
+
+suite_begin
+rig_setup
+[ "$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)" = Y ] ||
+	tap_skip_all "nvme_core native multipath is off"
+STALL_MAX=${TEST_STALL_MAX:-3}
+LOSS=${TEST_LOSS_SECS:-24}
+RETURN_MAX=$((10 + 2 + 5))
+is_rnvme() { [ "$HOST_DRIVER" != inbox ]; }
+judge() { # DESC VALUE MAX: ok/not ok for rnvme, a measured-only skip in-tree
+	if ! is_rnvme; then
+		tap_skip "in-tree driver: measured only" "$1: $2 s"
+	elif awk -v v="$2" -v m="$3" 'BEGIN { exit !(v <= m) }'; then
+		ok "$1: $2 s (bound $3 s)"
+	else
+		not_ok "$1 within $3 s" "measured $2 s"
+	fi
+}
+
+if is_rnvme && [ -n "${TEST_ACK_TIMEOUT:-}" ]; then
+	echo "$TEST_ACK_TIMEOUT" > /sys/module/rnvme/parameters/ack_timeout || bail "ack_timeout=$TEST_ACK_TIMEOUT refused"
+fi
+if is_rnvme; then
+	# the exponent in force on rxe: the parameter, or the CM's RoCE default 19
+	ack=$(cat /sys/module/rnvme/parameters/ack_timeout)
+	{ [ "$ack" = -1 ] || [ "$ack" = 0 ]; } && ack=19
+	retries=$(cat /sys/module/rnvme/parameters/retry_count)
+	budget=$(awk -v a="$ack" -v r="$retries" 'BEGIN { printf "%.1f", (r + 1) * 4.096e-6 * 2 ^ a }')
+	[ "$ack" -le 15 ] || STALL_MAX=$(awk -v b="$budget" 'BEGIN { printf "%.1f", b + 3 }')
+	echo "# RC budget on rxe: ack_timeout $ack, retry_count $retries: $budget s; stall bound $STALL_MAX s"
+fi
+rig_connect_both "" || bail "connect both paths"
+for f in /sys/class/nvme-subsystem/nvme-subsys*/iopolicy; do
+	[ -e "$(dirname "$f")/$CTRL_A" ] && echo round-robin > "$f"
+done
+ok "two paths: $CTRL_A (A) and $CTRL_B (B) behind $HEAD_DEV, round-robin, default options"
+io_stat() { awk '{ print $1 + $5 }' "/sys/block/$(path_ns "$1")/stat"; }
+
+for qd in 1 16; do
+	out=/tmp/fio-silent-$qd.json
+	fio_stall_start "$HEAD_DEV" "$qd" $((3 + LOSS + RETURN_MAX + 4)) "$out"
+	sleep 3
+	t=$(now_ns)
+	rig_t rt_loss A on >/dev/null || not_ok "QD$qd: target drops path A's packets"
+	if wait_for "$LOSS" ctrl_not "$CTRL_A" live; then
+		echo "# QD$qd: path A's silence found $WAIT_ELAPSED s after it began (state $(ctrl_state "$CTRL_A"))"
+		found=1
+	else
+		found=0
+	fi
+	while [ "$(secs_since "$t" | cut -d. -f1)" -lt "$LOSS" ]; do sleep 0.2; done
+	if [ "$found" = 1 ]; then
+		ok "QD$qd: path A left live during ${LOSS} s of silence"
+	elif is_rnvme; then
+		not_ok "QD$qd: path A left live during ${LOSS} s of silence" "state $(ctrl_state "$CTRL_A")"
+	else
+		tap_skip "in-tree driver: measured only" "QD$qd: path A still $(ctrl_state "$CTRL_A") after ${LOSS} s of silence"
+	fi
+	rig_t rt_loss A off >/dev/null || not_ok "QD$qd: target stops dropping"
+	t_back=$(now_ns)
+	if wait_for $((RETURN_MAX * 2)) ctrl_is "$CTRL_A" live; then
+		judge "QD$qd: path A live again after the loss ended" "$(secs_since "$t_back")" "$RETURN_MAX"
+	else
+		judge "QD$qd: path A live again after the loss ended" "never ($((RETURN_MAX * 2)) s)" "$RETURN_MAX"
+	fi
+	a0=$(io_stat "$CTRL_A")
+	sleep 2
+	a1=$(io_stat "$CTRL_A")
+	if [ "$a1" -gt "$a0" ]; then
+		ok "QD$qd: path A carries I/O again ($((a1 - a0)) I/Os in 2 s)"
+	elif is_rnvme; then
+		not_ok "QD$qd: path A carries I/O again" "state $(ctrl_state "$CTRL_A")"
+	else
+		tap_skip "in-tree driver: measured only" "QD$qd: path A carries no I/O again"
+	fi
+	rc=0
+	wait "$FIO_PID" || rc=$?
+	read -r ferr stall nw nr <<< "$(fio_stall_result "$out")"
+	if [ "$rc" = 0 ] && [ "${ferr:-x}" = 0 ]; then
+		ok "QD$qd: fio wrote $nw and verified $nr blocks through the silence, 0 errors"
+		judge "QD$qd: longest I/O stall" "$stall" "$STALL_MAX"
+	else
+		not_ok "QD$qd: fio wrote and verified through the silence" "fio exit $rc" "$(tail -n 15 "$out.stderr")"
+	fi
+	is_rnvme && echo "# $CTRL_A: error_recoveries $(rnvme_stat "$CTRL_A" error_recoveries), reconnects $(rnvme_stat "$CTRL_A" reconnects), last_outage_ms $(rnvme_stat "$CTRL_A" last_outage_ms), last_error: $(rnvme_stat "$CTRL_A" last_error)"
+done
+if ctrl_is "$CTRL_B" live; then ok "path B stayed live"; else not_ok "path B stayed live" "state $(ctrl_state "$CTRL_B")"; fi
+
+[ -z "${TEST_ACK_TIMEOUT:-}" ] || ! is_rnvme || echo -1 > /sys/module/rnvme/parameters/ack_timeout
+rig_end
