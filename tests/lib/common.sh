@@ -735,6 +735,51 @@ print(f"{job['error']} {mx:.3f} {job['write']['total_ios']} {job['read']['total_
 EOF
 }
 
+# ====================================================================== multipath measurements
+
+# path_ns CTRL: the controller's path device name (nvme<S>c<C>n<N>), native
+# multipath; path_ios CTRL: reads + writes completed on it so far.
+path_ns() {
+	local n
+	for n in /sys/class/nvme/"$1"/nvme*c*n*; do
+		[ -d "$n" ] && { basename "$n"; return 0; }
+	done
+	return 1
+}
+path_ios() { awk '{ print $1 + $5 }' "/sys/block/$(path_ns "$1")/stat" 2>/dev/null || echo 0; }
+
+# MEASURE_ONLY=1 (the in-tree driver's comparison runs of the failover
+# suites): tap_within and tap_measured print their figures as skipped points.
+# tap_within DESC VALUE MAX: ok when the number VALUE is at most MAX.
+tap_within() {
+	if [ "${MEASURE_ONLY:-0}" = 1 ]; then
+		tap_skip "in-tree driver: measured only" "$1: $2 s"
+	elif awk -v v="$2" -v m="$3" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v <= m) }'; then
+		ok "$1: $2 s (bound $3 s)"
+	else
+		not_ok "$1 within $3 s" "measured: $2"
+	fi
+}
+# tap_measured DESC RC [DIAG...]: ok/not ok by RC, or a measured-only skip.
+tap_measured() {
+	local desc=$1 rc=$2
+	shift 2
+	if [ "${MEASURE_ONLY:-0}" = 1 ]; then
+		tap_skip "in-tree driver: measured only" "$desc$([ "$rc" = 0 ] || echo " (NOT met: $*)")"
+	else
+		tap_result "$desc" "$rc" "$@"
+	fi
+}
+# path_carries_io CTRL DESC: a point for CTRL completing I/O within 2 s.
+path_carries_io() {
+	local a0 a1
+	a0=$(path_ios "$1")
+	sleep 2
+	a1=$(path_ios "$1")
+	[ "$(cat "/sys/class/nvme/$1/state" 2>/dev/null)" = live ] && [ "$a1" -gt "$a0" ]
+	tap_measured "$2 ($((a1 - a0)) I/Os in 2 s)" $? "state $(cat "/sys/class/nvme/$1/state" 2>/dev/null)"
+}
+
 # ====================================================================== leak accounting
 
 # fx_settle [SECS]: let deferred frees run (RCU, workqueues) and drop the page cache

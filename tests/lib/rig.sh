@@ -198,14 +198,7 @@ rig_end() {
 	suite_end
 }
 
-# path_ns CTRL: the controller's path device name (nvme<S>c<C>n<N>), native multipath.
-path_ns() {
-	local n
-	for n in /sys/class/nvme/"$1"/nvme*c*n*; do
-		[ -d "$n" ] && { basename "$n"; return 0; }
-	done
-	return 1
-}
+# (path_ns is in common.sh)
 # path_ana CTRL: the path's ANA state as the host sees it.
 path_ana() { cat "/sys/block/$(path_ns "$1")/ana_state" 2>/dev/null; }
 path_ana_is() { [ "$(path_ana "$1")" = "$2" ]; }

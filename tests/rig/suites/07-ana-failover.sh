@@ -24,7 +24,7 @@ head=$(basename "$HEAD_DEV")
 for f in /sys/class/nvme-subsystem/nvme-subsys*/iopolicy; do
 	[ -e "$(dirname "$f")/$CTRL_A" ] && echo round-robin > "$f" && echo "# $(dirname "$f"): iopolicy $(cat "$f")"
 done
-io_stat() { awk '{ print $1 + $5 }' "/sys/block/$(path_ns "$1")/stat"; } # reads + writes
+io_stat() { path_ios "$1"; } # reads + writes
 
 fio_verify_start "$HEAD_DEV" 96M /tmp/fio-ana.json
 sleep 2
