@@ -554,10 +554,11 @@ void rnvme_error_recovery(struct rnvme_ctrl *ctrl)
  */
 void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
 {
-	enum nvme_ctrl_state state = nvme_ctrl_state(&ctrl->ctrl);
+	unsigned long flags;
+	bool kick;
 
 	if (event != IB_EVENT_PORT_ACTIVE) {
-		if (state != NVME_CTRL_LIVE)
+		if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE)
 			return;
 		dev_warn(ctrl->ctrl.device, "RDMA %s on %s port %u: recovering now\n",
 			 ib_event_msg(event), ctrl->rdma_dev_name,
@@ -567,14 +568,22 @@ void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
 		rnvme_error_recovery(ctrl);
 		return;
 	}
-	if (state != NVME_CTRL_CONNECTING ||
-	    !delayed_work_pending(&ctrl->reconnect_work))
-		return;
-	dev_info(ctrl->ctrl.device, "RDMA port %u of %s is active again: reconnecting now\n",
-		 READ_ONCE(ctrl->rdma_port), ctrl->rdma_dev_name);
-	/* a no-op when the attempt has just started */
-	if (mod_delayed_work(nvme_wq, &ctrl->reconnect_work, 0))
+	/*
+	 * Under nvme-core's state lock: a delete or reset moves the state
+	 * away from CONNECTING under it before cancelling the reconnect work,
+	 * so a kick can never requeue the work behind that cancel.
+	 */
+	spin_lock_irqsave(&ctrl->ctrl.lock, flags);
+	kick = nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_CONNECTING &&
+	       delayed_work_pending(&ctrl->reconnect_work);
+	if (kick) {
+		mod_delayed_work(nvme_wq, &ctrl->reconnect_work, 0);
 		WRITE_ONCE(ctrl->stats.next_reconnect, jiffies);
+	}
+	spin_unlock_irqrestore(&ctrl->ctrl.lock, flags);
+	if (kick)
+		dev_info(ctrl->ctrl.device, "RDMA port %u of %s is active again: reconnecting now\n",
+			 READ_ONCE(ctrl->rdma_port), ctrl->rdma_dev_name);
 }
 
 static void rnvme_shutdown_ctrl(struct rnvme_ctrl *ctrl, bool shutdown)
