@@ -112,7 +112,18 @@ state_is() { grep -qx "$2" "/sys/class/nvme/$1/state" 2>/dev/null; }
 
 # fabric faults on path A and their repair
 link_down() { ip link set veth0 down; }
-link_up() { ip link set veth0 up && fx_rxe_up > /dev/null; }
+# Back up, and what the kernel dropped with the link (path A's policy route
+# and permanent neighbour) restored in the same breath, without flushing
+# anything: the reconnect starts on the port event and must not race a
+# route flush (a packet routed into lo in that window waits a whole RC
+# timeout, 2.1 s, for its retransmission).
+link_up() {
+	local mac1
+	read -r mac1 < /sys/class/net/veth1/address
+	printf '%s\n' "link set veth0 up" \
+		"route replace $TGT_IP4 dev veth0 src $HOST_IP4 table 100" \
+		"neigh replace $TGT_IP4 lladdr $mac1 dev veth0 nud permanent" | ip -4 -batch -
+}
 port_down() { rm -f "$link_a"; }
 port_up() { [ -e "$link_a" ] || ln -s "$NVMET_CFS/subsystems/$TEST_NQN" "$link_a"; }
 
@@ -136,6 +147,10 @@ scenario() {
 	fi
 	tap_within "$name QD$qd: path A live again after its return" "$back" "$RETURN_MAX"
 	path_carries_io "$ctrl_a" "$name QD$qd: path A carries I/O again"
+	if is_rnvme; then
+		check "$name QD$qd: path A is back on $RDMA_DEV0 (not looped through the target's device)" \
+			test "$(cat "/sys/class/nvme/$ctrl_a/rnvme/rdma_device")" = "$RDMA_DEV0"
+	fi
 	wait "$fpid" || rc=$?
 	local summary stall
 	summary=$(fio_stall_result "$out")
