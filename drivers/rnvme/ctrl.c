@@ -499,9 +499,9 @@ static void rnvme_error_recovery_work(struct work_struct *work)
 	ctrl->cm_deferred = !rnvme_queue_port_active(&ctrl->queues[0]);
 	if (ctrl->cm_deferred) {
 		dev_info(ctrl->ctrl.device,
-			 "RDMA port of %s is down: connections are released when it returns\n",
+			 "RDMA port of %s (or its link) is down: connections are released when it returns\n",
 			 ctrl->rdma_dev_name);
-		rnvme_record_error(ctrl, "RDMA port of %s down",
+		rnvme_record_error(ctrl, "RDMA port of %s (or its link) down",
 				   ctrl->rdma_dev_name);
 	}
 	rnvme_teardown_io_queues(ctrl, false);

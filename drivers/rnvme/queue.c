@@ -8,6 +8,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/netdevice.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/mr_pool.h>
@@ -334,17 +335,35 @@ out_destroy_mutex:
  * link down that send fails, and Soft-RoCE then leaves its GSI QP in the
  * error state: no CM message is received on that device ever again. Callers
  * skip or defer the CM teardown while this returns false.
+ *
+ * The port state alone comes too late: closing the netdev first stops its
+ * transmit path, the queue's work requests fail (and recovery starts), and
+ * only then do the netdev notifiers mark the RDMA port down and the event
+ * reach the port-state cache.  So the netdev the connection is bound to
+ * (RoCE, iWARP) must be running and have carrier too.
  */
 bool rnvme_queue_port_active(struct rnvme_queue *queue)
 {
 	struct rdma_cm_id *id = queue->cm_id;
 	enum ib_port_state state;
+	struct net_device *ndev;
+	int ifindex;
+	bool up;
 
 	if (!test_bit(RNVME_Q_ALLOCATED, &queue->flags) || !id || !id->device)
 		return true;
-	if (ib_get_cached_port_state(id->device, id->port_num, &state))
+	if (!ib_get_cached_port_state(id->device, id->port_num, &state) &&
+	    state != IB_PORT_ACTIVE)
+		return false;
+
+	ifindex = id->route.addr.dev_addr.bound_dev_if;
+	if (!ifindex)
 		return true;
-	return state == IB_PORT_ACTIVE;
+	rcu_read_lock();
+	ndev = dev_get_by_index_rcu(&init_net, ifindex);
+	up = ndev && netif_running(ndev) && netif_carrier_ok(ndev);
+	rcu_read_unlock();
+	return up;
 }
 
 static void __rnvme_stop_queue(struct rnvme_queue *queue)
