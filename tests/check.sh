@@ -288,14 +288,12 @@ if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
 		if make module O="$OUT" KVER="$dkver" KDIR="$dk/build" KSRC="$dk/src" > "$OUT"/check/module-debug.log 2>&1; then
 			pass=$((pass + 1))
 			echo "ok - make module KVER=$dkver ($(grep -o 'LAYOUT.*' "$OUT"/check/module-debug.log))"
-			# KASAN + TCG: 04-io-verify and 05-poll move an eighth (rxe) or a
-			# sixteenth (siw, about 1 MB/s) of their usual volume; same block
-			# sizes, patterns, depths and verification: the sanitizers see every
-			# code path on the first pass, more volume only costs time (measured
-			# on this machine: 04 took 180 s over rxe at a half, 115 s at a
-			# quarter; 257 s over siw at a quarter, 107 s at an eighth)
-			dk_div_rxe=${RNVME_DEBUG_IO_DIV:-8}
-			dk_div_siw=${RNVME_DEBUG_SIW_IO_DIV:-16}
+			# KASAN + TCG: 04-io-verify and 05-poll move a quarter (rxe) or an
+			# eighth (siw, about 1 MB/s) of their usual volume; same block sizes,
+			# patterns, depths and verification (measured on this machine:
+			# 04 took 180 s over rxe at a half, 257 s over siw at a quarter)
+			dk_div_rxe=${RNVME_DEBUG_IO_DIV:-4}
+			dk_div_siw=${RNVME_DEBUG_SIW_IO_DIV:-8}
 			# one boot: the rxe suites, then the siw ones (NN-name@siw)
 			siw_list=""
 			for n in $dk_siw; do siw_list="$siw_list siw:$n"; done
