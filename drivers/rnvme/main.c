@@ -302,11 +302,44 @@ void rnvme_delete_ctrls(struct ib_device *ibdev)
  * that came back tries at once.  The handler lives from the device's
  * registration (or rnvme's load) to its removal, so a port's return is seen
  * even while no queue holds the device.
+ *
+ * The RDMA core calls handlers with the device's event_handler_rwsem held,
+ * from ib_wq, which device unregistration flushes: taking rnvme_ctrl_mutex
+ * there would make it depend on both (lockdep reported the cycle during a
+ * device removal).  The handler only queues a work item of its own.
  */
+struct rnvme_port_work {
+	struct work_struct	work;
+	struct ib_device	*ibdev;	/* compared, never dereferenced */
+	u32			port;
+	enum ib_event_type	event;
+};
+
+static struct workqueue_struct *rnvme_event_wq;
+
+static void rnvme_port_work_fn(struct work_struct *work)
+{
+	struct rnvme_port_work *pw = container_of(work, struct rnvme_port_work,
+						  work);
+	struct rnvme_ctrl *ctrl;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
+		if (READ_ONCE(ctrl->ibdev) != pw->ibdev)
+			continue;
+		if (pw->event != IB_EVENT_DEVICE_FATAL &&
+		    READ_ONCE(ctrl->rdma_port) != pw->port)
+			continue;
+		rnvme_port_event(ctrl, pw->event);
+	}
+	mutex_unlock(&rnvme_ctrl_mutex);
+	kfree(pw);
+}
+
 static void rnvme_ib_event(struct ib_event_handler *handler,
 			   struct ib_event *event)
 {
-	struct rnvme_ctrl *ctrl;
+	struct rnvme_port_work *pw;
 
 	switch (event->event) {
 	case IB_EVENT_PORT_ERR:
@@ -317,16 +350,14 @@ static void rnvme_ib_event(struct ib_event_handler *handler,
 		return;
 	}
 
-	mutex_lock(&rnvme_ctrl_mutex);
-	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
-		if (READ_ONCE(ctrl->ibdev) != event->device)
-			continue;
-		if (event->event != IB_EVENT_DEVICE_FATAL &&
-		    READ_ONCE(ctrl->rdma_port) != event->element.port_num)
-			continue;
-		rnvme_port_event(ctrl, event->event);
-	}
-	mutex_unlock(&rnvme_ctrl_mutex);
+	pw = kzalloc(sizeof(*pw), GFP_KERNEL);
+	if (!pw)
+		return;	/* the QPs' own errors and timeouts still recover */
+	INIT_WORK(&pw->work, rnvme_port_work_fn);
+	pw->ibdev = event->device;
+	pw->port = event->element.port_num;
+	pw->event = event->event;
+	queue_work(rnvme_event_wq, &pw->work);
 }
 
 static struct ib_client rnvme_ib_client;
@@ -426,9 +457,14 @@ static int __init rnvme_init(void)
 	}
 	rnvme_transport.name = rnvme_transport_name;
 
+	/* ordered: a port's down and up events are handled in their order */
+	rnvme_event_wq = alloc_ordered_workqueue("rnvme_events", 0);
+	if (!rnvme_event_wq)
+		return -ENOMEM;
+
 	ret = ib_register_client(&rnvme_ib_client);
 	if (ret)
-		return ret;
+		goto out_destroy_wq;
 
 	ret = nvmf_register_transport(&rnvme_transport);
 	if (ret)
@@ -440,6 +476,8 @@ static int __init rnvme_init(void)
 
 out_unregister_client:
 	ib_unregister_client(&rnvme_ib_client);
+out_destroy_wq:
+	destroy_workqueue(rnvme_event_wq);
 	return ret;
 }
 
@@ -449,6 +487,8 @@ static void __exit rnvme_exit(void)
 	nvmf_unregister_transport(&rnvme_transport);
 	rnvme_delete_ctrls(NULL);
 	ib_unregister_client(&rnvme_ib_client);
+	/* no handler is left to queue port work: run what is queued */
+	destroy_workqueue(rnvme_event_wq);
 	pr_info("unregistered NVMe-oF transport \"%s\"\n", rnvme_transport_name);
 }
 
