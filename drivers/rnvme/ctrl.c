@@ -541,6 +541,14 @@ void rnvme_error_recovery(struct rnvme_ctrl *ctrl)
 	queue_work(nvme_reset_wq, &ctrl->err_work);
 }
 
+/*
+ * A port that came back is used after this long: the link's addresses and
+ * routes are restored by the network stack (and by whatever manages the
+ * network) just after the port turns active, and an attempt that resolves
+ * the target address before then goes nowhere and waits out a CM timeout.
+ */
+#define RNVME_PORT_UP_SETTLE	HZ
+
 /**
  * rnvme_port_event - the RDMA port under @ctrl changed state
  * @ctrl:  a controller whose admin queue last used that device and port
@@ -575,14 +583,18 @@ void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
 	 */
 	spin_lock_irqsave(&ctrl->ctrl.lock, flags);
 	kick = nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_CONNECTING &&
-	       delayed_work_pending(&ctrl->reconnect_work);
+	       delayed_work_pending(&ctrl->reconnect_work) &&
+	       time_after(READ_ONCE(ctrl->stats.next_reconnect),
+			  jiffies + RNVME_PORT_UP_SETTLE);
 	if (kick) {
-		mod_delayed_work(nvme_wq, &ctrl->reconnect_work, 0);
-		WRITE_ONCE(ctrl->stats.next_reconnect, jiffies);
+		mod_delayed_work(nvme_wq, &ctrl->reconnect_work,
+				 RNVME_PORT_UP_SETTLE);
+		WRITE_ONCE(ctrl->stats.next_reconnect,
+			   jiffies + RNVME_PORT_UP_SETTLE);
 	}
 	spin_unlock_irqrestore(&ctrl->ctrl.lock, flags);
 	if (kick)
-		dev_info(ctrl->ctrl.device, "RDMA port %u of %s is active again: reconnecting now\n",
+		dev_info(ctrl->ctrl.device, "RDMA port %u of %s is active again: reconnecting in 1 second\n",
 			 READ_ONCE(ctrl->rdma_port), ctrl->rdma_dev_name);
 }
 
