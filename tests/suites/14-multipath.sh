@@ -22,6 +22,12 @@ suite_begin
 
 STALL_MAX=${TEST_STALL_MAX:-3}
 OUTAGE=${TEST_OUTAGE_SECS:-6}
+# A link outage longer than the target's keep-alive timeout (5 s) makes the
+# target tear the association down and send its DREQs into the dead link,
+# which leaves Soft-RoCE's GSI QP on the target in the error state for good:
+# no connection to that port would ever be accepted again (seen on the slow
+# debug kernel).  A real NIC retries; keep the link outage below that here.
+LINK_OUTAGE=${TEST_LINK_OUTAGE_SECS:-3}
 RECONNECT_DELAY=10	# nvme-fabrics' default; the suite connects with defaults
 # the return bound: reconnect_delay + 2 s (the issue's), stretched on a
 # debug kernel where one association takes several seconds under KASAN
@@ -135,7 +141,7 @@ scenario() {
 	local fpid=$FIO_PID
 	sleep 3
 	$fault
-	sleep "$OUTAGE"
+	if [ "$fault" = link_down ]; then sleep "$LINK_OUTAGE"; else sleep "$OUTAGE"; fi
 	state_is "$ctrl_a" connecting
 	tap_measured "$name QD$qd: path A out of service (connecting) during the outage" $? "state $(ctrl_attr "$ctrl_a" state)"
 	$repair || echo "# repair of $name failed"
