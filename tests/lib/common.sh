@@ -770,6 +770,20 @@ tap_measured() {
 		tap_result "$desc" "$rc" "$@"
 	fi
 }
+# path_back_within CTRL DESC MAX: wait (up to 2 * MAX s) for CTRL to be live
+# again, judge the wait against MAX (tap_within), then check it carries I/O.
+ctrl_live() { [ "$(cat "/sys/class/nvme/$1/state" 2>/dev/null)" = live ]; }
+path_back_within() {
+	local t back
+	t=$(now_ns)
+	if wait_for $(($3 * 2)) ctrl_live "$1"; then
+		back=$(secs_since "$t")
+	else
+		back="never ($(($3 * 2)) s, state $(cat "/sys/class/nvme/$1/state" 2>/dev/null))"
+	fi
+	tap_within "$2 live again" "$back" "$3"
+	path_carries_io "$1" "$2 carries I/O again"
+}
 # path_carries_io CTRL DESC: a point for CTRL completing I/O within 2 s.
 path_carries_io() {
 	local a0 a1

@@ -135,7 +135,7 @@ port_up() { [ -e "$link_a" ] || ln -s "$NVMET_CFS/subsystems/$TEST_NQN" "$link_a
 
 # scenario NAME QD FAULT REPAIR
 scenario() {
-	local name=$1 qd=$2 fault=$3 repair=$4 out=/tmp/fio-mp-$1-$2.json rc=0 t_back back runtime
+	local name=$1 qd=$2 fault=$3 repair=$4 out=/tmp/fio-mp-$1-$2.json rc=0 runtime
 	runtime=$((3 + OUTAGE + RETURN_MAX + 4))
 	fio_stall_start "$head_dev" "$qd" "$runtime" "$out"
 	local fpid=$FIO_PID
@@ -145,14 +145,7 @@ scenario() {
 	state_is "$ctrl_a" connecting
 	tap_measured "$name QD$qd: path A out of service (connecting) during the outage" $? "state $(ctrl_attr "$ctrl_a" state)"
 	$repair || echo "# repair of $name failed"
-	t_back=$(now_ns)
-	if wait_for $((RETURN_MAX * 2)) state_is "$ctrl_a" live; then
-		back=$(secs_since "$t_back")
-	else
-		back="never ($((RETURN_MAX * 2)) s, state $(ctrl_attr "$ctrl_a" state))"
-	fi
-	tap_within "$name QD$qd: path A live again after its return" "$back" "$RETURN_MAX"
-	path_carries_io "$ctrl_a" "$name QD$qd: path A carries I/O again"
+	path_back_within "$ctrl_a" "$name QD$qd: path A" "$RETURN_MAX"
 	if is_rnvme; then
 		check "$name QD$qd: path A is back on $RDMA_DEV0 (not looped through the target's device)" \
 			test "$(cat "/sys/class/nvme/$ctrl_a/rnvme/rdma_device")" = "$RDMA_DEV0"

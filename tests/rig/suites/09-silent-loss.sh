@@ -65,14 +65,7 @@ for qd in 1 16; do
 	[ "$found" = 1 ]
 	tap_measured "QD$qd: path A left live during ${LOSS} s of silence" $? "state $(ctrl_state "$CTRL_A")"
 	rig_t rt_loss A off >/dev/null || not_ok "QD$qd: target stops dropping"
-	t_back=$(now_ns)
-	if wait_for $((RETURN_MAX * 2)) ctrl_is "$CTRL_A" live; then
-		back=$(secs_since "$t_back")
-	else
-		back="never ($((RETURN_MAX * 2)) s, state $(ctrl_state "$CTRL_A"))"
-	fi
-	tap_within "QD$qd: path A live again after the loss ended" "$back" "$RETURN_MAX"
-	path_carries_io "$CTRL_A" "QD$qd: path A carries I/O again"
+	path_back_within "$CTRL_A" "QD$qd: path A (after the loss ended)" "$RETURN_MAX"
 	rc=0
 	wait "$FIO_PID" || rc=$?
 	read -r ferr stall nw nr <<< "$(fio_stall_result "$out")"
