@@ -190,12 +190,53 @@ fx_dmesg_mark() {
 	echo "$FX_DMESG_MARK" > /dev/kmsg
 }
 
-# Kernel log since the last mark (whole log when no mark was set).
+# fx_drop_known_reports: a filter over kernel log text that replaces the
+# reports of known upstream defects outside rnvme by one line saying so; every
+# other line passes unchanged.  Known so far (one, tests/README.md):
+#  - nvmet-rdma (the target) executes a Fabrics Connect command that arrived
+#    before the RDMA CM's ESTABLISHED event from that event's handler, under the
+#    CM id's handler_mutex, and looks up the subsystem under nvmet_config_sem;
+#    configfs port removal holds nvmet_config_sem and destroys the listening CM
+#    id (handler_mutex).  Lockdep calls that a circular dependency.  It is
+#    dropped only when it names both locks and no rnvme frame or lock.
+# Lockdep switches itself off after any report, so the suites after it in the
+# same boot run without lock checking; the line says so.
+fx_drop_known_reports() {
+	awk '
+	function flush(   known) {
+		known = buf ~ /\(nvmet_config_sem\)/ && buf ~ /\(&id_priv->handler_mutex\)/ && buf !~ /\[rnvme\]|rnvme_/
+		if (known)
+			print first " rnvme-test: known upstream nvmet-rdma report dropped (target side: nvmet_config_sem vs. rdma_cm handler_mutex; tests/README.md); no lock checking for the rest of this boot"
+		else
+			printf "%s", buf
+		buf = ""; state = 0
+	}
+	state == 0 && /WARNING: possible circular locking dependency detected/ {
+		state = 1; buf = $0 "\n"; first = $1; n = 1; next
+	}
+	state == 1 {
+		buf = buf $0 "\n"
+		if (/stack backtrace:/) state = 2
+		if (++n > 400) flush()
+		next
+	}
+	state == 2 {
+		if ($0 ~ /\] +(CPU: |Hardware name|Workqueue:|Call Trace:|<\/?TASK>|\? |[A-Za-z_][A-Za-z_.0-9]*\+0x)/ && ++n <= 400) {
+			buf = buf $0 "\n"; next
+		}
+		flush()
+	}
+	{ print }
+	END { if (state) flush() }'
+}
+
+# Kernel log since the last mark (whole log when no mark was set), with known
+# upstream reports outside rnvme dropped (fx_drop_known_reports).
 fx_dmesg_since_mark() {
 	if [ -n "$FX_DMESG_MARK" ]; then
-		dmesg | awk -v m="$FX_DMESG_MARK" 'found { print } index($0, m) { found = 1 }'
+		dmesg | awk -v m="$FX_DMESG_MARK" 'found { print } index($0, m) { found = 1 }' | fx_drop_known_reports
 	else
-		dmesg
+		dmesg | fx_drop_known_reports
 	fi
 }
 
@@ -283,8 +324,11 @@ fx_sanitizer_gate() {
 		echo "# dmesg mark $mark is gone from the kernel log (ring buffer overrun): cannot check"
 		return 1
 	fi
-	bad=$(printf '%s\n' "$log" | awk -v m="$mark" 'f { print } index($0, m) { f = 1 }' |
+	bad=$(printf '%s\n' "$log" | awk -v m="$mark" 'f { print } index($0, m) { f = 1 }' | fx_drop_known_reports |
 		grep -E -B 2 -A 30 "$FX_SANITIZER_BAD" | head -n 150 || true)
+	# a dropped known report is not a failure, but it is said
+	printf '%s\n' "$log" | awk -v m="$mark" 'f { print } index($0, m) { f = 1 }' | fx_drop_known_reports |
+		grep -o 'rnvme-test: known upstream.*' | sed "s/^/# $name: /" || true
 	if [ -z "$bad" ] && [ -z "$leaks" ]; then
 		echo "ok - $name: sanitizer gate clean ($what; $(secs_since "$t") s)"
 		# lockdep switches itself off after its first report (or a KASAN one)

@@ -46,6 +46,7 @@ echo 7 > /proc/sys/kernel/printk 2>/dev/null || true
 # Guest boot done: tell the host (it measures the boot time from this file).
 read -r up _ < /proc/uptime
 echo "$up" > /results/.vm/guest-started
+nproc > /results/.vm/guest-cpus 2>/dev/null || true
 
 hostname rnvme-vm
 echo rnvme-vm > /etc/hostname
