@@ -383,6 +383,7 @@ static int rnvme_setup_ctrl(struct rnvme_ctrl *ctrl, bool new)
 	}
 
 	nvme_start_ctrl(&ctrl->ctrl);
+	rnvme_ack_wd_arm(ctrl);
 	return 0;
 
 out_destroy_io:
@@ -494,7 +495,7 @@ static void rnvme_error_recovery_work(struct work_struct *work)
 {
 	struct rnvme_ctrl *ctrl = container_of(work, struct rnvme_ctrl, err_work);
 
-	nvme_stop_keep_alive(&ctrl->ctrl);
+	cancel_delayed_work_sync(&ctrl->ack_wd_work);
 	flush_work(&ctrl->ctrl.async_event_work);
 	ctrl->cm_deferred = !rnvme_queue_port_active(&ctrl->queues[0]);
 	if (ctrl->cm_deferred) {
@@ -509,6 +510,13 @@ static void rnvme_error_recovery_work(struct work_struct *work)
 	nvme_unquiesce_io_queues(&ctrl->ctrl);
 	rnvme_teardown_admin_queue(ctrl, false);
 	nvme_unquiesce_admin_queue(&ctrl->ctrl);
+	/*
+	 * Only now: 6.1's keep-alive work waits for its command, and stopping
+	 * it first waited out a lost keep-alive's timeout (5 s in the rig)
+	 * before any I/O failed over.  The teardown above cancelled that
+	 * command; one issued since fails at once (admin queue not live).
+	 */
+	nvme_stop_keep_alive(&ctrl->ctrl);
 	nvme_auth_stop(&ctrl->ctrl);
 
 	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING)) {
@@ -598,8 +606,63 @@ void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
 			 READ_ONCE(ctrl->rdma_port), ctrl->rdma_dev_name);
 }
 
+/*
+ * The ACK watchdog of a live controller (see ack_watchdog_ms in main.c):
+ * RNVME_ACK_WD_TICKS checks per period; a queue that had SENDs outstanding
+ * and no SEND completion over all of them starts error recovery.  Poll
+ * queues are left out: their completions are reaped only when someone polls.
+ */
+static void rnvme_ack_wd_work(struct work_struct *work)
+{
+	struct rnvme_ctrl *ctrl = container_of(to_delayed_work(work),
+					       struct rnvme_ctrl, ack_wd_work);
+	unsigned int ms = READ_ONCE(rnvme_ack_watchdog_ms);
+	int i;
+
+	/* error recovery, reset and delete stop it; a reconnect re-arms it */
+	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE)
+		return;
+
+	for (i = 0; ms && i < ctrl->ctrl.queue_count; i++) {
+		struct rnvme_queue *queue = &ctrl->queues[i];
+		int pending;
+
+		if (!test_bit(RNVME_Q_LIVE, &queue->flags) || queue->poll)
+			continue;
+		pending = atomic_read(&queue->sends_pending);
+		if (!rnvme_ack_wd_tick(&queue->ack_wd, pending,
+				       READ_ONCE(queue->send_acks)))
+			continue;
+
+		dev_warn(ctrl->ctrl.device,
+			 "queue %d: no RDMA acknowledgement of %d SEND(s) for %u ms: path silent, recovering\n",
+			 i, pending, ms);
+		rnvme_record_error(ctrl, "queue %d: no RDMA ACK for %u ms (ack_watchdog_ms)",
+				   i, ms);
+		rnvme_error_recovery(ctrl);
+		return;
+	}
+	rnvme_ack_wd_arm(ctrl);
+}
+
+/**
+ * rnvme_ack_wd_arm - schedule the next ACK watchdog check of @ctrl
+ * @ctrl: a controller that is live
+ *
+ * With the watchdog off it still looks once a second, so turning
+ * ack_watchdog_ms on applies to live controllers too.
+ */
+void rnvme_ack_wd_arm(struct rnvme_ctrl *ctrl)
+{
+	unsigned int ms = READ_ONCE(rnvme_ack_watchdog_ms);
+
+	queue_delayed_work(nvme_wq, &ctrl->ack_wd_work,
+			   msecs_to_jiffies(ms ? ms / RNVME_ACK_WD_TICKS : 1000));
+}
+
 static void rnvme_shutdown_ctrl(struct rnvme_ctrl *ctrl, bool shutdown)
 {
+	cancel_delayed_work_sync(&ctrl->ack_wd_work);
 	cancel_work_sync(&ctrl->err_work);
 	cancel_delayed_work_sync(&ctrl->reconnect_work);
 	/* queues kept by error recovery are freed by the teardown below */
@@ -658,6 +721,7 @@ static void rnvme_stop_ctrl(struct nvme_ctrl *nctrl)
 {
 	struct rnvme_ctrl *ctrl = to_rnvme_ctrl(nctrl);
 
+	cancel_delayed_work_sync(&ctrl->ack_wd_work);
 	flush_work(&ctrl->err_work);
 	cancel_delayed_work_sync(&ctrl->reconnect_work);
 }
@@ -666,6 +730,7 @@ static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
 {
 	struct rnvme_ctrl *ctrl = to_rnvme_ctrl(nctrl);
 
+	cancel_delayed_work_sync(&ctrl->ack_wd_work);
 	/* a controller that never made it onto the list does not own opts */
 	if (!list_empty(&ctrl->list)) {
 		rnvme_ctrl_list_del(ctrl);
@@ -775,6 +840,7 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 	}
 
 	INIT_DELAYED_WORK(&ctrl->reconnect_work, rnvme_reconnect_work);
+	INIT_DELAYED_WORK(&ctrl->ack_wd_work, rnvme_ack_wd_work);
 	INIT_WORK(&ctrl->err_work, rnvme_error_recovery_work);
 	INIT_WORK(&ctrl->ctrl.reset_work, rnvme_reset_ctrl_work);
 

@@ -75,6 +75,7 @@ static void rnvme_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rnvme_request *req =
 		container_of(qe, struct rnvme_request, sqe);
 
+	rnvme_send_completed(req->queue);
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		rnvme_wr_error(cq, wc, "SEND");
 		return;
@@ -85,6 +86,7 @@ static void rnvme_send_done(struct ib_cq *cq, struct ib_wc *wc)
 
 static void rnvme_async_done(struct ib_cq *cq, struct ib_wc *wc)
 {
+	rnvme_send_completed(wc->qp->qp_context);
 	if (unlikely(wc->status != IB_WC_SUCCESS))
 		rnvme_wr_error(cq, wc, "ASYNC");
 }
@@ -112,13 +114,17 @@ static int rnvme_post_send(struct rnvme_queue *queue, struct rnvme_qe *qe,
 	else
 		first = &wr;
 
+	rnvme_send_posted(queue);
 	ret = ib_post_send(queue->qp, first, NULL);
 	if (likely(!ret))
 		rnvme_count_wrs(queue, first == &wr ? 1 : 2);
-	if (unlikely(ret))
+	if (unlikely(ret)) {
+		/* nothing was posted: no completion will come */
+		atomic_dec(&queue->sends_pending);
 		dev_err_ratelimited(queue->ctrl->ctrl.device,
 				    "queue %d: posting SEND failed (%d)\n",
 				    rnvme_queue_idx(queue), ret);
+	}
 	return ret;
 }
 

@@ -437,3 +437,49 @@ const char *rnvme_transport_name_error(const char *name)
 	return NULL;
 }
 EXPORT_SYMBOL_IF_KUNIT(rnvme_transport_name_error);
+
+/**
+ * rnvme_ack_wd_tick - one ACK watchdog check of one queue
+ * @wd:      the queue's watchdog state
+ * @pending: SENDs posted and not completed yet
+ * @acks:    the queue's SEND completion counter (wraps; only compared)
+ *
+ * Return: true when the queue had SENDs outstanding and no SEND completed
+ * over the last RNVME_ACK_WD_TICKS checks.  A completion, or no SEND
+ * outstanding, starts the count again.
+ */
+bool rnvme_ack_wd_tick(struct rnvme_ack_wd *wd, int pending, u32 acks)
+{
+	if (pending <= 0 || acks != wd->acks_seen) {
+		wd->acks_seen = acks;
+		wd->quiet_ticks = 0;
+		return false;
+	}
+	if (wd->quiet_ticks < RNVME_ACK_WD_TICKS)
+		wd->quiet_ticks++;
+	return wd->quiet_ticks >= RNVME_ACK_WD_TICKS;
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_ack_wd_tick);
+
+/**
+ * rnvme_parse_ack_watchdog - parse the ack_watchdog_ms parameter
+ * @val: the string written
+ * @ms:  the value, when valid
+ *
+ * Return: 0, -EINVAL for a non-number, -ERANGE outside 0 (off) and
+ * RNVME_ACK_WD_MIN_MS..RNVME_ACK_WD_MAX_MS.
+ */
+int rnvme_parse_ack_watchdog(const char *val, u32 *ms)
+{
+	u32 v;
+	int ret;
+
+	ret = kstrtou32(val, 0, &v);
+	if (ret)
+		return -EINVAL;
+	if (v && (v < RNVME_ACK_WD_MIN_MS || v > RNVME_ACK_WD_MAX_MS))
+		return -ERANGE;
+	*ms = v;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_parse_ack_watchdog);

@@ -71,6 +71,22 @@ u32 rnvme_reconnect_cm_wait_ms(int max_reconnects, u32 reconnect_delay_s,
 #define RNVME_ACK_TIMEOUT_MAX		31
 u8 rnvme_ack_timeout_for(int param, bool software_provider);
 
+/*
+ * ACK watchdog: a queue with SENDs outstanding whose SEND completions (the
+ * target NIC's RC acknowledgements) stop for ack_watchdog_ms is a silent
+ * path.  Checked every ack_watchdog_ms / RNVME_ACK_WD_TICKS.
+ */
+#define RNVME_ACK_WD_TICKS		4
+#define RNVME_ACK_WD_DEFAULT_MS		1500
+#define RNVME_ACK_WD_MIN_MS		100
+#define RNVME_ACK_WD_MAX_MS		600000
+struct rnvme_ack_wd {
+	u32	acks_seen;
+	u32	quiet_ticks;
+};
+bool rnvme_ack_wd_tick(struct rnvme_ack_wd *wd, int pending, u32 acks);
+int rnvme_parse_ack_watchdog(const char *val, u32 *ms);
+
 u32 rnvme_max_fr_pages_for(u32 max_fast_reg_page_list_len);
 const char *rnvme_transport_name_error(const char *name);
 

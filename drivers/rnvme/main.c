@@ -97,6 +97,43 @@ module_param_cb(retry_count, &rnvme_retry_count_ops, &rnvme_retry_count, 0644);
 MODULE_PARM_DESC(retry_count,
 	"RC transport retries before a connection fails (1-7, default 7)");
 
+/*
+ * ACK watchdog: a queue whose SENDs stop being acknowledged by the target's
+ * NIC (SEND completions) for ack_watchdog_ms while it has SENDs outstanding
+ * is taken for a silent path and the controller recovers, so multipath fails
+ * over without waiting for the RC retry budget (about 17 s with the RDMA
+ * CM's default on Soft-RoCE) or the keep-alive.  A slow target does not
+ * trip it: its NIC acknowledges a command's SEND when it arrives, long
+ * before the command completes.  A fabric that holds a SEND's
+ * acknowledgement back for that long (a pause storm) does.
+ */
+unsigned int rnvme_ack_watchdog_ms = RNVME_ACK_WD_DEFAULT_MS;
+
+static int rnvme_set_ack_watchdog(const char *val, const struct kernel_param *kp)
+{
+	u32 ms;
+	int ret;
+
+	ret = rnvme_parse_ack_watchdog(val, &ms);
+	if (ret) {
+		pr_err("ack_watchdog_ms=%.*s: must be 0 (off) or %u to %u\n",
+		       (int)strcspn(val, "\n"), val, RNVME_ACK_WD_MIN_MS,
+		       RNVME_ACK_WD_MAX_MS);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, ms);
+	return 0;
+}
+
+static const struct kernel_param_ops rnvme_ack_watchdog_ops = {
+	.set	= rnvme_set_ack_watchdog,
+	.get	= param_get_uint,
+};
+
+module_param_cb(ack_watchdog_ms, &rnvme_ack_watchdog_ops, &rnvme_ack_watchdog_ms, 0644);
+MODULE_PARM_DESC(ack_watchdog_ms,
+	"Recover a controller when a queue's SENDs get no RDMA acknowledgement for this long (ms; 0 off, 100-600000; default 1500)");
+
 unsigned int rnvme_reconnect_jitter;
 
 static int rnvme_set_jitter(const char *val, const struct kernel_param *kp)

@@ -172,6 +172,9 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 	if (!queue->dev)	/* rnvme_device_get() said why */
 		return -ECONNREFUSED;
 	ibdev = queue->dev->ibdev;
+	/* a new QP: no SEND outstanding (the last one's were drained) */
+	atomic_set(&queue->sends_pending, 0);
+	queue->ack_wd = (struct rnvme_ack_wd){};
 
 	ret = rnvme_create_cq(queue, ibdev);
 	if (ret)

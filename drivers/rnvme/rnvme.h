@@ -112,7 +112,25 @@ struct rnvme_queue {
 	struct mutex		queue_lock;
 	bool			poll;
 	u64			wr_posted;
+	/* ACK watchdog: SENDs not completed yet, SEND completions so far */
+	atomic_t		sends_pending;
+	u32			send_acks;
+	struct rnvme_ack_wd	ack_wd;
 };
+
+/* a SEND is about to be posted on @queue (undone if the post fails) */
+static inline void rnvme_send_posted(struct rnvme_queue *queue)
+{
+	atomic_inc(&queue->sends_pending);
+}
+
+/* a SEND of @queue completed, acknowledged or flushed */
+static inline void rnvme_send_completed(struct rnvme_queue *queue)
+{
+	atomic_dec(&queue->sends_pending);
+	/* only compared for change: a lost increment is harmless */
+	data_race(queue->send_acks++);
+}
 
 /* work requests posted on @queue (make bench's wr_per_io) */
 static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
@@ -213,6 +231,7 @@ struct rnvme_ctrl {
 	struct blk_mq_tag_set	admin_tag_set;
 	struct work_struct	err_work;
 	struct delayed_work	reconnect_work;
+	struct delayed_work	ack_wd_work;
 	struct rnvme_qe		async_event_sqe;
 	struct list_head	list;
 	struct rnvme_device	*device;
@@ -252,6 +271,7 @@ extern unsigned int rnvme_reconnect_backoff_max;
 extern unsigned int rnvme_reconnect_jitter;
 extern int rnvme_ack_timeout;
 extern unsigned int rnvme_retry_count;
+extern unsigned int rnvme_ack_watchdog_ms;
 extern unsigned int rnvme_test_extra_work;
 struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id);
 void rnvme_device_put(struct rnvme_device *dev);
@@ -266,6 +286,7 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 				    struct nvmf_ctrl_options *opts);
 void rnvme_error_recovery(struct rnvme_ctrl *ctrl);
 void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event);
+void rnvme_ack_wd_arm(struct rnvme_ctrl *ctrl);
 
 /* queue.c */
 int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size);

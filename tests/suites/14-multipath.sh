@@ -173,6 +173,11 @@ if is_rnvme; then
 	check_fails "ack_timeout=-2 is refused" bash -c "echo -2 > $p/ack_timeout"
 	check_fails "retry_count=0 is refused" bash -c "echo 0 > $p/retry_count"
 	check "ack_timeout and retry_count unchanged by the refusals" test "$(cat $p/ack_timeout) $(cat $p/retry_count)" = "-1 7"
+	check "ack_watchdog_ms is 1500 by default" test "$(cat $p/ack_watchdog_ms)" = 1500
+	check_fails "ack_watchdog_ms=99 is refused" bash -c "echo 99 > $p/ack_watchdog_ms"
+	check_fails "ack_watchdog_ms=600001 is refused" bash -c "echo 600001 > $p/ack_watchdog_ms"
+	check "ack_watchdog_ms=0 (off) is accepted" bash -c "echo 0 > $p/ack_watchdog_ms && echo 1500 > $p/ack_watchdog_ms"
+	check "ack_watchdog_ms back at 1500" test "$(cat $p/ack_watchdog_ms)" = 1500
 fi
 
 # No spurious failover: healthy I/O at QD16 over both paths for HEALTHY_SECS

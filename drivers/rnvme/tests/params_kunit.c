@@ -160,6 +160,69 @@ static void rnvme_params_ack_timeout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rnvme_ack_timeout_for(40, false), 31);
 }
 
+static void rnvme_params_ack_watchdog(struct kunit *test)
+{
+	u32 ms = 7;
+
+	KUNIT_EXPECT_EQ(test, rnvme_parse_ack_watchdog("0", &ms), 0);
+	KUNIT_EXPECT_EQ(test, ms, 0);
+	KUNIT_EXPECT_EQ(test, rnvme_parse_ack_watchdog("1500\n", &ms), 0);
+	KUNIT_EXPECT_EQ(test, ms, 1500);
+	KUNIT_EXPECT_EQ(test, rnvme_parse_ack_watchdog("100", &ms), 0);
+	KUNIT_EXPECT_EQ(test, rnvme_parse_ack_watchdog("600000", &ms), 0);
+	KUNIT_EXPECT_EQ(test, ms, 600000);
+	/* refusals leave the value alone */
+	KUNIT_EXPECT_EQ(test, rnvme_parse_ack_watchdog("99", &ms), -ERANGE);
+	KUNIT_EXPECT_EQ(test, rnvme_parse_ack_watchdog("600001", &ms), -ERANGE);
+	KUNIT_EXPECT_EQ(test, rnvme_parse_ack_watchdog("-1", &ms), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rnvme_parse_ack_watchdog("1s", &ms), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rnvme_parse_ack_watchdog("", &ms), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ms, 600000);
+}
+
+static void rnvme_ack_wd_silent_queue(struct kunit *test)
+{
+	struct rnvme_ack_wd wd = {};
+	int i;
+
+	/* SENDs outstanding, completions flowing: never silent */
+	for (i = 0; i < 20; i++)
+		KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 3, i));
+	/* completions stop: silent on the RNVME_ACK_WD_TICKS-th quiet check */
+	for (i = 1; i < RNVME_ACK_WD_TICKS; i++)
+		KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 3, 19));
+	KUNIT_EXPECT_TRUE(test, rnvme_ack_wd_tick(&wd, 3, 19));
+	/* and stays silent while nothing changes */
+	KUNIT_EXPECT_TRUE(test, rnvme_ack_wd_tick(&wd, 3, 19));
+	/* one completion starts the count again */
+	KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 3, 20));
+	KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 3, 20));
+}
+
+static void rnvme_ack_wd_idle_queue(struct kunit *test)
+{
+	struct rnvme_ack_wd wd = {};
+	int i;
+
+	/* nothing outstanding: an idle queue is never silent */
+	for (i = 0; i < 3 * RNVME_ACK_WD_TICKS; i++)
+		KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 0, 5));
+	/* a negative count (a completion seen before its post) is idle too */
+	for (i = 0; i < 3 * RNVME_ACK_WD_TICKS; i++)
+		KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, -1, 5));
+	/* quiet checks must be consecutive: idle in between resets */
+	for (i = 1; i < RNVME_ACK_WD_TICKS; i++)
+		KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 1, 5));
+	KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 0, 5));
+	for (i = 1; i < RNVME_ACK_WD_TICKS; i++)
+		KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 1, 5));
+	KUNIT_EXPECT_TRUE(test, rnvme_ack_wd_tick(&wd, 1, 5));
+	/* the counter wraps: a change is a change */
+	KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 1, 0));
+	wd.acks_seen = U32_MAX;
+	KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 1, 0));
+}
+
 static struct kunit_case rnvme_params_cases[] = {
 	KUNIT_CASE(rnvme_params_name_ok),
 	KUNIT_CASE(rnvme_params_name_length),
@@ -168,6 +231,9 @@ static struct kunit_case rnvme_params_cases[] = {
 	KUNIT_CASE(rnvme_params_jitter_ok),
 	KUNIT_CASE(rnvme_params_jitter_refused),
 	KUNIT_CASE(rnvme_params_ack_timeout),
+	KUNIT_CASE(rnvme_params_ack_watchdog),
+	KUNIT_CASE(rnvme_ack_wd_silent_queue),
+	KUNIT_CASE(rnvme_ack_wd_idle_queue),
 	{}
 };
 

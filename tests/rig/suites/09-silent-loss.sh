@@ -11,7 +11,10 @@
 # (ack_timeout 15 or less); with ack_timeout -1 on Soft-RoCE the budget is the
 # RDMA CM's (19: 8 tries of 2.1 s) and the bound is that budget + 3 s, the
 # proof that the budget and nothing longer (a 30 s command timeout) finds the
-# path.  TEST_ACK_TIMEOUT=N sets rnvme's ack_timeout for the run.  Path A
+# path.  rnvme's ACK watchdog (ack_watchdog_ms, default 1500) finds the
+# silence without waiting for that budget: with it on the bound is 3 s.
+# TEST_ACK_TIMEOUT=N / TEST_ACK_WATCHDOG_MS=N set the parameters for the
+# run.  Path A
 # must be live again within
 # reconnect_delay (10 s) + 2 s of the loss ending, plus one RDMA CM request
 # retransmission (about 4.3 s) when an attempt was waiting in the silence.
@@ -34,14 +37,21 @@ is_rnvme || MEASURE_ONLY=1
 if is_rnvme && [ -n "${TEST_ACK_TIMEOUT:-}" ]; then
 	echo "$TEST_ACK_TIMEOUT" > /sys/module/rnvme/parameters/ack_timeout || bail "ack_timeout=$TEST_ACK_TIMEOUT refused"
 fi
+if is_rnvme && [ -n "${TEST_ACK_WATCHDOG_MS:-}" ]; then
+	echo "$TEST_ACK_WATCHDOG_MS" > /sys/module/rnvme/parameters/ack_watchdog_ms ||
+		bail "ack_watchdog_ms=$TEST_ACK_WATCHDOG_MS refused"
+fi
 if is_rnvme; then
 	# the exponent in force on rxe: the parameter, or the CM's RoCE default 19
 	ack=$(cat /sys/module/rnvme/parameters/ack_timeout)
 	{ [ "$ack" = -1 ] || [ "$ack" = 0 ]; } && ack=19
 	retries=$(cat /sys/module/rnvme/parameters/retry_count)
+	wd=$(cat /sys/module/rnvme/parameters/ack_watchdog_ms)
 	budget=$(awk -v a="$ack" -v r="$retries" 'BEGIN { printf "%.1f", (r + 1) * 4.096e-6 * 2 ^ a }')
-	[ "$ack" -le 15 ] || STALL_MAX=$(awk -v b="$budget" 'BEGIN { printf "%.1f", b + 3 }')
-	echo "# RC budget on rxe: ack_timeout $ack, retry_count $retries: $budget s; stall bound $STALL_MAX s"
+	# the ACK watchdog (default 1500 ms) finds the silence whatever the RC
+	# budget; without it (TEST_ACK_WATCHDOG_MS=0) a long budget is the bound
+	[ "$ack" -le 15 ] || [ "$wd" != 0 ] || STALL_MAX=$(awk -v b="$budget" 'BEGIN { printf "%.1f", b + 3 }')
+	echo "# RC budget on rxe: ack_timeout $ack, retry_count $retries: $budget s; ack_watchdog_ms $wd; stall bound $STALL_MAX s"
 fi
 rig_connect_both "" || bail "connect both paths"
 for f in /sys/class/nvme-subsystem/nvme-subsys*/iopolicy; do
@@ -58,6 +68,12 @@ for qd in 1 16; do
 	if wait_for "$LOSS" ctrl_not "$CTRL_A" live; then
 		echo "# QD$qd: path A's silence found $WAIT_ELAPSED s after it began (state $(ctrl_state "$CTRL_A"))"
 		found=1
+		# TEST_SILENT_SYSRQ=1: where error recovery waits (blocked tasks
+		# 2 s after the path left live, in the kernel log)
+		if [ "${TEST_SILENT_SYSRQ:-0}" = 1 ]; then
+			sleep 2
+			echo w > /proc/sysrq-trigger
+		fi
 	else
 		found=0
 	fi
@@ -80,4 +96,5 @@ done
 if ctrl_is "$CTRL_B" live; then ok "path B stayed live"; else not_ok "path B stayed live" "state $(ctrl_state "$CTRL_B")"; fi
 
 [ -z "${TEST_ACK_TIMEOUT:-}" ] || ! is_rnvme || echo -1 > /sys/module/rnvme/parameters/ack_timeout
+[ -z "${TEST_ACK_WATCHDOG_MS:-}" ] || ! is_rnvme || echo 1500 > /sys/module/rnvme/parameters/ack_watchdog_ms
 rig_end
