@@ -324,11 +324,10 @@ fx_sanitizer_gate() {
 		echo "# dmesg mark $mark is gone from the kernel log (ring buffer overrun): cannot check"
 		return 1
 	fi
-	bad=$(printf '%s\n' "$log" | awk -v m="$mark" 'f { print } index($0, m) { f = 1 }' | fx_drop_known_reports |
-		grep -E -B 2 -A 30 "$FX_SANITIZER_BAD" | head -n 150 || true)
+	log=$(printf '%s\n' "$log" | awk -v m="$mark" 'f { print } index($0, m) { f = 1 }' | fx_drop_known_reports)
+	bad=$(printf '%s\n' "$log" | grep -E -B 2 -A 30 "$FX_SANITIZER_BAD" | head -n 150 || true)
 	# a dropped known report is not a failure, but it is said
-	printf '%s\n' "$log" | awk -v m="$mark" 'f { print } index($0, m) { f = 1 }' | fx_drop_known_reports |
-		grep -o 'rnvme-test: known upstream.*' | sed "s/^/# $name: /" || true
+	printf '%s\n' "$log" | grep -o 'rnvme-test: known upstream.*' | sed "s/^/# $name: /" || true
 	if [ -z "$bad" ] && [ -z "$leaks" ]; then
 		echo "ok - $name: sanitizer gate clean ($what; $(secs_since "$t") s)"
 		# lockdep switches itself off after its first report (or a KASAN one)
