@@ -762,6 +762,8 @@ ctrl_attr() { cat "/sys/class/nvme/$1/$2" 2>/dev/null; }
 # verify_backlog); FIO_PID.  fio_stall_result OUTFILE prints "ERRORS
 # LONGEST-COMPLETION-SECS WRITES VERIFY-READS" from its JSON: at QD1 the
 # longest completion is the longest time the application saw no progress.
+# fio_stall_stop ends the run before SECS (SIGINT) and waits for it; SECS
+# stays the upper bound.
 fio_stall_start() {
 	fio --name=stall --filename="$1" --ioengine=libaio --direct=1 --iodepth="$2" \
 		--rw=randwrite --bs=4k --size=32M --time_based --runtime="$3" \
@@ -769,10 +771,25 @@ fio_stall_start() {
 		--output-format=json --output="$4" > "$4.stderr" 2>&1 &
 	FIO_PID=$!
 }
+# fio_stall_stop: SIGINT the fio_stall_start run and wait for it; FIO_RC is
+# its exit status, with the one fio gives for a stop it was asked for (128:
+# "terminating on signal", no job failed; each failed job adds 1) taken as 0.
+# A run that ended on its own before the signal keeps its own status; the
+# job's error (fio_stall_result) must still be checked either way.
+fio_stall_stop() {
+	FIO_RC=0
+	kill -INT "$FIO_PID" 2>/dev/null
+	wait "$FIO_PID" || FIO_RC=$?
+	[ "$FIO_RC" != 128 ] || FIO_RC=0
+}
+# (a stopped fio writes "fio: terminating on signal 2" into the --output file
+# ahead of the JSON)
 fio_stall_result() {
 	python3 - "$1" <<'EOF' 2>&1
 import json, sys
-job = json.load(open(sys.argv[1]))["jobs"][0]
+text = open(sys.argv[1]).read()
+start = text.find("\n{") + 1 if not text.startswith("{") else 0
+job = json.JSONDecoder().raw_decode(text[start:])[0]["jobs"][0]
 mx = max((job[d].get("clat_ns") or {}).get("max", 0) for d in ("read", "write")) / 1e9
 print(f"{job['error']} {mx:.3f} {job['write']['total_ios']} {job['read']['total_ios']}")
 EOF

@@ -133,12 +133,15 @@ link_up() {
 port_down() { rm -f "$link_a"; }
 port_up() { [ -e "$link_a" ] || ln -s "$NVMET_CFS/subsystems/$TEST_NQN" "$link_a"; }
 
-# scenario NAME QD FAULT REPAIR
+# scenario NAME QD FAULT REPAIR: fio runs from 3 s before the fault until the
+# checks after the repair are done (path A live again and carrying I/O), then
+# is stopped (fio_stall_stop); its runtime, long enough for the slowest
+# allowed return, is only the upper bound.
 scenario() {
-	local name=$1 qd=$2 fault=$3 repair=$4 out=/tmp/fio-mp-$1-$2.json rc=0 runtime
+	local name=$1 qd=$2 fault=$3 repair=$4 out=/tmp/fio-mp-$1-$2.json rc=0 runtime t0
 	runtime=$((3 + OUTAGE + RETURN_MAX + 4))
+	t0=$(now_ns)
 	fio_stall_start "$head_dev" "$qd" "$runtime" "$out"
-	local fpid=$FIO_PID
 	sleep 3
 	$fault
 	if [ "$fault" = link_down ]; then sleep "$LINK_OUTAGE"; else sleep "$OUTAGE"; fi
@@ -150,7 +153,9 @@ scenario() {
 		check "$name QD$qd: path A is back on $RDMA_DEV0 (not looped through the target's device)" \
 			test "$(cat "/sys/class/nvme/$ctrl_a/rnvme/rdma_device")" = "$RDMA_DEV0"
 	fi
-	wait "$fpid" || rc=$?
+	fio_stall_stop
+	rc=$FIO_RC
+	echo "# $name QD$qd: fio ended $(secs_since "$t0") s after its start (stopped after the checks; bound $runtime s)"
 	local summary stall
 	summary=$(fio_stall_result "$out")
 	read -r ferr stall nw nr <<< "$summary"
