@@ -763,11 +763,12 @@ ctrl_attr() { cat "/sys/class/nvme/$1/$2" 2>/dev/null; }
 # LONGEST-COMPLETION-SECS WRITES VERIFY-READS" from its JSON: at QD1 the
 # longest completion is the longest time the application saw no progress.
 # fio_stall_stop ends the run before SECS (SIGINT) and waits for it; SECS
-# stays the upper bound.
+# stays the upper bound (no verify state file: fio would write one into the
+# working directory on a stop).
 fio_stall_start() {
 	fio --name=stall --filename="$1" --ioengine=libaio --direct=1 --iodepth="$2" \
 		--rw=randwrite --bs=4k --size=32M --time_based --runtime="$3" \
-		--verify=crc32c --verify_backlog=64 --verify_fatal=1 \
+		--verify=crc32c --verify_backlog=64 --verify_fatal=1 --verify_state_save=0 \
 		--output-format=json --output="$4" > "$4.stderr" 2>&1 &
 	FIO_PID=$!
 }
