@@ -202,12 +202,27 @@ if [ -n "$bg_pid" ]; then
 fi
 
 stage "rnvme tool VM suites and 10-dkms on $KVER"
-if [ "$module_ok" = 1 ] && [ -z "${SUITES:-}" ]; then
-	SUITES=10 tests/run-all.sh --kver "$KVER" --out "$OUT"/vm/run-all-10 2>&1 | tee "$OUT"/check/vm-10.log
+# One boot for both: 10-dkms (tests/guest/run-suites.sh: teardown and dmesg
+# checks), then the tool's guest suites (run-all.sh --then; they load rnvme.ko
+# from the build tree by path, which 10-dkms's install and purge of the DKMS
+# copy do not touch).  Two logs, two totals.  Without 10-dkms (SUITES set)
+# the tool suites boot on their own.
+run10=0 runtool=0
+[ "$module_ok" = 1 ] && [ -z "${SUITES:-}" ] && run10=1
+[ "$module_ok" = 1 ] && [ "$tool_ok" = 1 ] && runtool=1
+if [ "$run10" = 1 ]; then
+	then_tool=()
+	[ "$runtool" = 0 ] || then_tool=(--then tools/rnvme/tests/vm/run-guest.sh)
+	SUITES=10 tests/run-all.sh --kver "$KVER" --out "$OUT"/vm/run-all-10 "${then_tool[@]}" 2>&1 |
+		tee "$OUT"/check/vm-10.log
 	add_total "$OUT"/check/vm-10.log "VM suite 10-dkms"
 fi
-if [ "$module_ok" = 1 ] && [ "$tool_ok" = 1 ]; then
-	tools/rnvme/tests/vm/run.sh --kver "$KVER" 2>&1 | tee "$OUT"/check/vm-tool.log | tail -n 25
+if [ "$runtool" = 1 ]; then
+	if [ "$run10" = 1 ]; then
+		tools/rnvme/tests/vm/run.sh --results "$OUT"/vm/run-all-10 2>&1 | tee "$OUT"/check/vm-tool.log | tail -n 25
+	else
+		tools/rnvme/tests/vm/run.sh --kver "$KVER" 2>&1 | tee "$OUT"/check/vm-tool.log | tail -n 25
+	fi
 	add_total "$OUT"/check/vm-tool.log "tool VM suites"
 else
 	echo "not ok - tool VM suites not run: the module or the tool did not build"

@@ -1,11 +1,16 @@
 #!/bin/bash
 # Run the guest test suites (tests/suites/NN-*.sh) in ONE VM boot.
 #
-# usage: tests/run-all.sh [--kver KVER | --kernel-dir DIR] [--timeout SECS] [--out DIR] [--rig] [-v]
+# usage: tests/run-all.sh [--kver KVER | --kernel-dir DIR] [--timeout SECS] [--out DIR] [--rig]
+#                         [--then GUEST_CMD] [-v]
 #   --kernel-dir DIR    boot the debug kernel built by tests/debug-kernel/build.sh
 #                       (DIR = its cache directory; rnvme built with make debug-kernel)
 #   --rig               run the two-VM rig suites (tests/rig/suites, target and
 #                       host in separate guests joined by a wire; tests/rig/run-rig.sh)
+#   --then GUEST_CMD    after the suites, run GUEST_CMD (a script in the checkout)
+#                       in the same boot; its output lands in OUT/then.log, its exit
+#                       status in OUT/then.rc; neither counts here (make check: the
+#                       tool suites after 10-dkms, tools/rnvme/tests/vm/run.sh --results)
 #   SUITES="03 04"      select suites by number (or full name)
 #   HOST_DRIVER=inbox   test the in-tree nvme_rdma instead of ./rnvme.ko
 #   TRANSPORT=name      transport name the host registers (default rdma)
@@ -17,7 +22,7 @@
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT_ROOT=${RNVME_OUT:-$REPO/build}
 
-kver='' timeout_s=3600 out='' verbose=() rig=0 kdir=()
+kver='' timeout_s=3600 out='' verbose=() rig=0 kdir=() then_cmd=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kver) kver=${2:?}; shift 2 ;;
@@ -25,12 +30,17 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout_s=${2:?}; shift 2 ;;
 	--out) out=${2:?}; shift 2 ;;
 	--rig) rig=1; shift ;;
+	--then) then_cmd=$(realpath -e "${2:?}") || exit 2; shift 2 ;;
 	-v|--verbose) verbose=(-v); shift ;;
-	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run-all: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
 [ -n "$kver" ] || kver=$("$REPO/tests/lib/kver.sh")
+if [ "$rig" = 1 ] && [ -n "$then_cmd" ]; then
+	echo "run-all: --then is for the one-VM suites, not --rig" >&2
+	exit 2
+fi
 if [ -z "$out" ]; then
 	if [ "$rig" = 1 ]; then out=$OUT_ROOT/vm/rig; else out=$OUT_ROOT/vm/run-all; fi
 fi
@@ -43,14 +53,16 @@ fi
 
 mkdir -p "$out"
 out=$(realpath "$out")
-rm -rf "$out/suites" "$out/summary.txt"
+rm -rf "$out/suites" "$out/summary.txt" "$out/then.log" "$out/then.rc"
 vmrc=0
 if [ "$rig" = 1 ]; then
 	"$REPO/tests/rig/run-rig.sh" --kver "$kver" --timeout "$timeout_s" --out "$out" "${verbose[@]}" ||
 		vmrc=$?
 else
+	guest=("$REPO/tests/guest/run-suites.sh")
+	[ -z "$then_cmd" ] || guest=("$REPO/tests/guest/run-suites-then.sh" "$then_cmd")
 	"$REPO/tests/vm/run-vm.sh" --kver "$kver" "${kdir[@]}" --timeout "$timeout_s" --out "$out" "${verbose[@]}" \
-		-- "$REPO/tests/guest/run-suites.sh" || vmrc=$?
+		-- "${guest[@]}" || vmrc=$?
 fi
 
 echo
