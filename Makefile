@@ -6,6 +6,7 @@
 #   make module     just the kernel module (and rnvme_kunit.ko, the KUnit
 #                   suites, when the target kernel has CONFIG_KUNIT)
 #   make tool       just the C++ control tool
+#   make hostile    the misbehaving user-space test target (tests/hostile)
 #   make check      install test dependencies, build everything, run the unit
 #                   tests and the VM suites; ends with "N passed, N failed"
 #   make demo       build, boot a VM, connect a Soft-RoCE target, do I/O
@@ -39,7 +40,7 @@ BUILD ?= $(RNVME_OUT)/$(KVER)
 TOOL_BUILD ?= $(RNVME_OUT)/tools
 export KSRC RNVME_OUT
 
-.PHONY: all module tool check demo bench fresh-root checkpatch install install-module install-tool clean debug-kernel
+.PHONY: all module tool hostile check demo bench fresh-root checkpatch install install-module install-tool clean debug-kernel
 
 all: module tool
 
@@ -63,6 +64,13 @@ module:
 tool:
 	cmake -S tools/rnvme -B $(TOOL_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(TOOL_BUILD) -j2
+
+# Test equipment for suite 15-hostile, not part of the product.
+HOSTILE_CXXFLAGS = -std=c++20 -O2 -g -Wall -Wextra -Werror -Wshadow
+hostile:
+	@mkdir -p $(RNVME_OUT)/hostile
+	$(CXX) $(HOSTILE_CXXFLAGS) -o $(RNVME_OUT)/hostile/rnvme-hostile-target \
+		tests/hostile/target.cc -lrdmacm -libverbs
 
 check:
 	tests/check.sh

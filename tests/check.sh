@@ -118,6 +118,16 @@ else
 	module_ok=0
 fi
 
+# The misbehaving user-space target of VM suite 15-hostile (a few seconds).
+if make hostile O="$OUT" > "$OUT"/check/hostile.log 2>&1; then
+	pass=$((pass + 1))
+	echo "ok - make hostile (the hostile test target, tests/hostile)"
+else
+	fail=$((fail + 1))
+	echo "not ok - make hostile"
+	tail -n 30 "$OUT"/check/hostile.log | sed 's/^/# /'
+fi
+
 stage "host-side tests (the set-up path, the build)"
 # run_host_test T: one tests/host script, its TAP added to the totals
 run_host_test() {
@@ -242,7 +252,7 @@ if [ "${RNVME_SKIP_612:-0}" != 1 ]; then
 	elif make module O="$OUT" KVER="$k612" > "$OUT"/check/module-612.log 2>&1; then
 		pass=$((pass + 1))
 		echo "ok - make module KVER=$k612 ($(grep -o 'LAYOUT.*' "$OUT"/check/module-612.log))"
-		echo "# Debian's 6.12 binary kernel runs 01-load and 13-grants (connects, I/O and reconnects with changing grants); the debug kernel (the same 6.12 source) runs 00-09 below, 03-connect included"
+		echo "# Debian's 6.12 binary kernel runs 01-load and 13-grants (connects, I/O and reconnects with changing grants); the debug kernel (the same 6.12 source) runs 00-09 and 15-hostile below, 03-connect included"
 		SUITES="01 13" tests/run-all.sh --kver "$k612" --out "$OUT"/vm/run-all-612 2>&1 |
 			tee "$OUT"/check/vm-612.log
 		add_total "$OUT"/check/vm-612.log "6.12 VM suites"
@@ -286,7 +296,7 @@ if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
 	# reports that target-side inversion and turns itself off for the boot;
 	# the same report, rarer, can come from any suite's connects: the gate
 	# names it and drops it, fx_drop_known_reports in tests/lib/common.sh)
-	dk_rxe=${RNVME_DEBUG_SUITES:-00 01 02 03 04 05 06 07 08 09}
+	dk_rxe=${RNVME_DEBUG_SUITES:-00 01 02 03 04 05 06 07 08 09 15}
 	dk_siw=${RNVME_DEBUG_SIW_SUITES:-03 04 07}
 	if kill -0 "$dk_pid" 2>/dev/null; then
 		echo "== waiting for the debug kernel build ($(($(date +%s) - t_dk_build)) s so far; log: $OUT/check/debug-kernel-build.log)"

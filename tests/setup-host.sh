@@ -46,6 +46,8 @@ PKGS=(
 	# C++ tool
 	cmake pkg-config libnvme-dev libnl-3-dev libnl-route-3-dev libcli11-dev
 	nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libibverbs-dev
+	# the hostile test target (tests/hostile, suite 15-hostile)
+	librdmacm-dev
 	# packaging (tools/packaging, tests/host/20-packaging.sh, suite 10-dkms)
 	dkms dpkg-dev debhelper dh-dkms python3-docutils
 )

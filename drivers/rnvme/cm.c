@@ -71,9 +71,21 @@ static int rnvme_route_resolved(struct rnvme_queue *queue)
 	return 0;
 }
 
-static int rnvme_conn_established(struct rnvme_queue *queue)
+static int rnvme_conn_established(struct rnvme_queue *queue,
+				  struct rdma_cm_event *ev)
 {
+	const char *problem;
 	int i, ret;
+
+	problem = rnvme_cm_rep_problem(ev->param.conn.private_data,
+				       ev->param.conn.private_data_len,
+				       queue->queue_size);
+	if (problem)
+		dev_warn_ratelimited(queue->ctrl->ctrl.device,
+				     "queue %d: target's accept: %s (%u bytes); continuing with queue size %u\n",
+				     rnvme_queue_idx(queue), problem,
+				     ev->param.conn.private_data_len,
+				     queue->queue_size);
 
 	for (i = 0; i < queue->queue_size; i++) {
 		ret = rnvme_post_recv(queue, &queue->rsp_ring[i]);
@@ -125,7 +137,7 @@ int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 		err = rnvme_route_resolved(queue);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		queue->cm_error = rnvme_conn_established(queue);
+		queue->cm_error = rnvme_conn_established(queue, ev);
 		complete(&queue->cm_done);
 		return 0;
 	case RDMA_CM_EVENT_REJECTED:

@@ -201,6 +201,21 @@ static void rnvme_process_rsp(struct rnvme_queue *queue,
 		return;
 	}
 	req = blk_mq_rq_to_pdu(rq);
+	/*
+	 * A target that repeats a completion, or sends one for a command that
+	 * already ended, must not end a request twice or touch an idle one.
+	 * Responses of a queue are handled one at a time, in its CQ context.
+	 */
+	if (unlikely(!blk_mq_request_started(rq) || req->rsp_seen)) {
+		dev_err(ctrl->ctrl.device,
+			"queue %d: %s response for command id %#x\n",
+			rnvme_queue_idx(queue),
+			blk_mq_request_started(rq) ? "duplicate" : "stale",
+			cqe->command_id);
+		rnvme_error_recovery(ctrl);
+		return;
+	}
+	req->rsp_seen = true;
 
 	req->status = cqe->status;
 	req->result = cqe->result;

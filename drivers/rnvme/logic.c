@@ -182,6 +182,38 @@ const char *rnvme_cm_rej_msg(u16 status)
 }
 EXPORT_SYMBOL_IF_KUNIT(rnvme_cm_rej_msg);
 
+/**
+ * rnvme_cm_rep_problem - check the target's RDMA CM accept private data
+ * @pd:         the private data of the ESTABLISHED event (may be NULL)
+ * @len:        its length (IB/RoCE pad it to the REP's full size)
+ * @queue_size: entries in the host's queue
+ *
+ * The target announces its receive queue size (crqsize); a host that sends
+ * more commands than that leans on RNR retries.  Nothing here is fatal: the
+ * in-tree driver ignores the data altogether, and a target that fills it
+ * badly can still serve I/O, so the caller only logs what is wrong.
+ *
+ * Return: NULL when the data is well formed and crqsize covers the queue,
+ * otherwise what is wrong, for a log line.
+ */
+const char *rnvme_cm_rep_problem(const void *pd, u8 len, u16 queue_size)
+{
+	const struct nvme_rdma_cm_rep *rep = pd;
+	u16 crqsize;
+
+	if (!pd || len < offsetofend(struct nvme_rdma_cm_rep, crqsize))
+		return "no NVMe/RDMA accept data";
+	if (le16_to_cpu(rep->recfmt) != NVME_RDMA_CM_FMT_1_0)
+		return "unknown accept record format";
+	crqsize = le16_to_cpu(rep->crqsize);
+	if (!crqsize)
+		return "controller receive queue size 0";
+	if (crqsize < queue_size)
+		return "controller receive queue smaller than the host queue";
+	return NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_cm_rep_problem);
+
 /* A command without data still carries a keyed SGL: all zeroes. */
 void rnvme_sgl_null(struct nvme_command *c)
 {

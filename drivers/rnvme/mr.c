@@ -107,6 +107,7 @@ int rnvme_map_data(struct rnvme_queue *queue, struct request *rq,
 	req->num_sge = 1;
 	/* the request ends after its send completion and its response */
 	refcount_set(&req->ref, 2);
+	req->rsp_seen = false;
 	c->common.flags |= NVME_CMD_SGL_METABUF;
 
 	if (!blk_rq_nr_phys_segments(rq)) {

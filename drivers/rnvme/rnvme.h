@@ -166,6 +166,7 @@ struct rnvme_request {
 	struct rnvme_qe		sqe;
 	union nvme_result	result;
 	__le16			status;
+	bool			rsp_seen;
 	refcount_t		ref;
 	struct ib_sge		sge[1 + RNVME_MAX_INLINE_SEGMENTS];
 	u32			num_sge;

@@ -120,6 +120,32 @@ static void rnvme_cm_rej_unknown(struct kunit *test)
 				       "status %#x", sts[i]);
 }
 
+/* The accept's private data: what a target may get wrong in it. */
+static void rnvme_cm_rep_checks(struct kunit *test)
+{
+	struct nvme_rdma_cm_rep rep = {};
+
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_rep_problem(NULL, 0, 32),
+			   "no NVMe/RDMA accept data");
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_rep_problem(&rep, 3, 32),
+			   "no NVMe/RDMA accept data");
+	rep.recfmt = cpu_to_le16(0xffff);
+	rep.crqsize = cpu_to_le16(32);
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_rep_problem(&rep, sizeof(rep), 32),
+			   "unknown accept record format");
+	rep.recfmt = cpu_to_le16(NVME_RDMA_CM_FMT_1_0);
+	rep.crqsize = 0;
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_rep_problem(&rep, sizeof(rep), 32),
+			   "controller receive queue size 0");
+	rep.crqsize = cpu_to_le16(31);
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_rep_problem(&rep, sizeof(rep), 32),
+			   "controller receive queue smaller than the host queue");
+	rep.crqsize = cpu_to_le16(32);
+	KUNIT_EXPECT_NULL(test, rnvme_cm_rep_problem(&rep, 4, 32));
+	rep.crqsize = cpu_to_le16(0xffff);
+	KUNIT_EXPECT_NULL(test, rnvme_cm_rep_problem(&rep, 196, 32));
+}
+
 static struct kunit_case rnvme_cm_cases[] = {
 	KUNIT_CASE(rnvme_cm_req_size),
 	KUNIT_CASE(rnvme_cm_req_admin),
@@ -128,6 +154,7 @@ static struct kunit_case rnvme_cm_cases[] = {
 	KUNIT_CASE(rnvme_cm_req_cntlid),
 	KUNIT_CASE(rnvme_cm_rej_known),
 	KUNIT_CASE(rnvme_cm_rej_unknown),
+	KUNIT_CASE(rnvme_cm_rep_checks),
 	{}
 };
 

@@ -1,0 +1,1203 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// rnvme-hostile-target: a small NVMe-over-Fabrics RDMA target in user space
+// (librdmacm + libibverbs) that the hostile-target suite (tests/suites/
+// 15-hostile.sh) scripts to misbehave.  It serves one subsystem with one
+// RAM-backed namespace and a discovery controller, well enough for the Linux
+// host (rnvme or nvme_rdma) to connect, scan and do verified I/O; a --fault
+// makes it break the protocol in one precise way, a given number of times,
+// and then behave again so the host can recover.
+//
+// This is test equipment, not a target: one thread, no persistence, no
+// security.  Every fault that fires is logged on stdout as
+// "fault <name> fired: <what>", so the suite can tell "the host coped" from
+// "the fault never happened".
+//
+//   rnvme-hostile-target --addr 192.0.2.2 --port 4430 --nqn NQN [--fault F]
+//                        [--fault-count N] [--fault-after K] [--size MiB]
+
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <netdb.h>
+#include <poll.h>
+#include <rdma/rdma_cma.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+// ---------------------------------------------------------------- protocol
+constexpr std::size_t kSqeSize = 64;
+constexpr std::size_t kCqeSize = 16;
+constexpr std::size_t kInlineSize = 4096;	// in-capsule data on I/O queues
+constexpr std::size_t kSlotData = 32768;	// per-command data buffer (MDTS 3)
+constexpr unsigned kMdts = 3;			// 2^3 * 4 KiB = 32 KiB
+constexpr unsigned kMqes = 63;			// queue entries, 0's based
+constexpr unsigned kLbaShift = 9;
+constexpr unsigned kSpares = 16;		// response buffers beyond the slots
+constexpr const char *kDiscNqn = "nqn.2014-08.org.nvmexpress.discovery";
+
+enum : uint8_t {
+	kOpFlush = 0x00, kOpWrite = 0x01, kOpRead = 0x02,
+	kAdmGetLog = 0x02, kAdmIdentify = 0x06, kAdmSetFeat = 0x09,
+	kAdmGetFeat = 0x0a, kAdmAer = 0x0c, kAdmKeepAlive = 0x18,
+	kOpFabrics = 0x7f,
+};
+enum : uint8_t { kFcPropSet = 0x00, kFcConnect = 0x01, kFcPropGet = 0x04 };
+enum : uint16_t {
+	kScSuccess = 0x0, kScInvalidOpcode = 0x1, kScInvalidField = 0x2,
+	kScLbaRange = 0x80, kScConnectInvalidParam = 0x182,
+	kScDnr = 0x4000,
+};
+
+template <typename T> T get(const uint8_t *p, std::size_t off)
+{
+	T v;
+	std::memcpy(&v, p + off, sizeof(v));	// the wire is little-endian, so is x86
+	return v;
+}
+template <typename T> void put(uint8_t *p, std::size_t off, T v)
+{
+	std::memcpy(p + off, &v, sizeof(v));
+}
+void put_str(uint8_t *p, std::size_t off, std::size_t len, std::string_view s, char pad)
+{
+	std::memset(p + off, pad, len);
+	std::memcpy(p + off, s.data(), std::min(len, s.size()));
+}
+
+// ---------------------------------------------------------------- faults
+// Each fault names one way a target can break the protocol.  "when" says
+// which command (or CM event) triggers it.
+struct FaultSpec {
+	const char *name;
+	const char *what;
+};
+constexpr FaultSpec kFaults[] = {
+	{"none", "behave"},
+	{"reject", "reject every CM connect request with a cycling NVMe/RDMA reject status (incl. unknown ones)"},
+	{"accept-short-pd", "accept with 2 bytes of private data"},
+	{"accept-no-pd", "accept with no private data"},
+	{"accept-bad-pd", "accept with recfmt 0xffff and crqsize 0"},
+	{"accept-disconnect", "accept, then disconnect at once"},
+	{"connect-silent", "never answer the CM connect request"},
+	{"fabrics-connect-silent", "accept, never answer the Fabrics Connect command"},
+	{"fabrics-connect-error", "answer the admin Fabrics Connect with an error status"},
+	{"io-connect-bad", "answer an I/O queue's Fabrics Connect with a wrong cntlid and an error"},
+	{"cqe-unknown-cid", "complete a read with a command id the host never used"},
+	{"cqe-dup", "complete a read 4 times in a row"},
+	{"cqe-stale", "once the queue is idle for 1 s, send its last completion again"},
+	{"cqe-before-data", "send a read's completion before its data"},
+	{"cqe-short", "send a read's completion as an 8-byte message"},
+	{"cqe-bad-status", "complete a read with a reserved status code"},
+	{"sqhd-garbage", "report a wrong SQ head in every completion"},
+	{"write-oob", "RDMA WRITE 4 KiB beyond a read's buffer"},
+	{"inv-wrong-rkey", "SEND_WITH_INVALIDATE with an rkey the command does not own"},
+	{"aen-storm", "answer every Asynchronous Event Request at once with a namespace-change notice"},
+	{"grant-huge", "grant 65535 I/O queues to a Set Features (Number of Queues)"},
+	{"grant-zero-io-connect", "grant queues, then reject every I/O queue's CM connect"},
+	{"disc-bad-len", "discovery log: return fewer bytes than asked and a numrec beyond them"},
+	{"disc-numrec-huge", "discovery log: numrec 2^40 with one entry"},
+	{"disc-unterminated", "discovery log: entry strings with no NUL and no padding spaces"},
+};
+
+struct Config {
+	std::string addr = "192.0.2.2";
+	std::string port = "4430";
+	std::string nqn = "nqn.2014-08.org.nvmexpress.rnvme:hostile";
+	std::string fault = "none";
+	long fault_count = 1;	// how many times it fires (-1: always)
+	long fault_after = 0;	// matching events to let pass first
+	std::size_t size_mib = 16;
+	unsigned ms = 0;	// metadata bytes per block (extended LBA)
+	unsigned pi = 0;	// protection information type (needs ms == 8)
+};
+
+Config cfg;
+long fault_seen = 0;
+long fault_fired = 0;
+
+bool fault_is(std::string_view name) { return cfg.fault == name; }
+
+// fault_fire: a matching event happened; true if the fault fires on it.
+bool fault_fire(std::string_view name, const std::string &what)
+{
+	if (!fault_is(name))
+		return false;
+	if (fault_seen++ < cfg.fault_after)
+		return false;
+	if (cfg.fault_count >= 0 && fault_fired >= cfg.fault_count)
+		return false;
+	fault_fired++;
+	std::printf("fault %s fired (%ld): %s\n", cfg.fault.c_str(), fault_fired, what.c_str());
+	std::fflush(stdout);
+	return true;
+}
+
+void logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void logf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	std::vprintf(fmt, ap);
+	va_end(ap);
+	std::fputc('\n', stdout);
+	std::fflush(stdout);
+}
+
+// ---------------------------------------------------------------- device
+struct Device {
+	ibv_context *ctx = nullptr;
+	ibv_pd *pd = nullptr;
+	ibv_comp_channel *chan = nullptr;
+};
+
+// ---------------------------------------------------------------- controller
+struct Ctrl {
+	uint16_t cntlid = 0;
+	bool discovery = false;
+	uint32_t cc = 0;
+	uint32_t csts = 0;
+	unsigned io_granted = 0;
+	std::vector<std::pair<struct Conn *, uint16_t>> aers;	// pending AERs
+};
+
+std::vector<uint8_t> backing;
+std::map<uint16_t, std::unique_ptr<Ctrl>> ctrls;
+uint16_t next_cntlid = 1;
+
+// ---------------------------------------------------------------- connection
+enum class WrKind : uint8_t { Recv, Send, Read, Write };
+
+struct Conn {
+	rdma_cm_id *id = nullptr;
+	Device *dev = nullptr;
+	ibv_cq *cq = nullptr;
+	ibv_mr *mr = nullptr;
+	uint8_t *buf = nullptr;		// recvs | responses | data slots
+	std::size_t buf_len = 0;
+	unsigned depth = 0;		// recv slots
+	std::size_t recv_len = 0;
+	uint16_t qid = 0;
+	uint16_t sqhd = 0;
+	Ctrl *ctrl = nullptr;
+	unsigned cq_events = 0;
+	bool established = false;
+	bool gone = false;
+	// per slot: the command being executed
+	std::vector<std::array<uint8_t, kSqeSize>> sqe;
+	// completions to send again later (cqe-stale): when the host is idle
+	// and the command's tag too
+	std::vector<std::pair<uint64_t, std::array<uint8_t, kCqeSize>>> stale;
+	unsigned next_spare = 0;
+	std::array<uint8_t, kCqeSize> last_cqe{};	// the latest completion sent
+	uint64_t last_cmd_ms = 0;		// when the latest command arrived
+	unsigned pending = 0;			// commands received, not yet completed
+
+	// layout of buf: depth receive buffers | depth + kSpares response
+	// buffers | depth data slots
+	uint8_t *recv_buf(unsigned s) { return buf + s * recv_len; }
+	uint8_t *rsp_buf(unsigned s) { return buf + depth * recv_len + s * kCqeSize; }
+	uint8_t *data_buf(unsigned s)
+	{
+		return buf + depth * recv_len + (depth + kSpares) * kCqeSize + s * kSlotData;
+	}
+	// a response buffer of its own for a message that answers no slot
+	// (a second or stale completion, an AEN): rotates over kSpares
+	unsigned spare() { return depth + next_spare++ % kSpares; }
+};
+
+std::set<Conn *> conns;
+std::map<ibv_context *, std::unique_ptr<Device>> devices;
+rdma_event_channel *cm_chan;
+rdma_cm_id *listen_id;
+volatile sig_atomic_t stop_requested;
+
+uint64_t wr_id(WrKind k, unsigned slot) { return (uint64_t(k) << 32) | slot; }
+
+uint64_t now_ms()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
+}
+
+Device *device_for(ibv_context *ctx)
+{
+	auto &d = devices[ctx];
+	if (d)
+		return d.get();
+	d = std::make_unique<Device>();
+	d->ctx = ctx;
+	d->pd = ibv_alloc_pd(ctx);
+	d->chan = ibv_create_comp_channel(ctx);
+	if (!d->pd || !d->chan) {
+		logf("error: cannot allocate a PD or completion channel on %s", ibv_get_device_name(ctx->device));
+		std::exit(1);
+	}
+	int fl = fcntl(d->chan->fd, F_GETFL);
+	fcntl(d->chan->fd, F_SETFL, fl | O_NONBLOCK);
+	return d.get();
+}
+
+void conn_destroy(Conn *c)
+{
+	if (!conns.erase(c))
+		return;
+	for (auto &[id, ctrl] : ctrls) {
+		auto &v = ctrl->aers;
+		std::erase_if(v, [c](auto &p) { return p.first == c; });
+	}
+	if (c->id && c->id->qp)
+		rdma_destroy_qp(c->id);
+	if (c->cq) {
+		ibv_ack_cq_events(c->cq, c->cq_events);
+		ibv_destroy_cq(c->cq);
+	}
+	if (c->mr)
+		ibv_dereg_mr(c->mr);
+	std::free(c->buf);
+	if (c->qid == 0 && c->ctrl) {
+		// the admin queue owns the controller
+		ctrls.erase(c->ctrl->cntlid);
+		for (Conn *o : conns)
+			if (o->ctrl == c->ctrl)
+				o->ctrl = nullptr;
+	}
+	if (c->id)
+		rdma_destroy_id(c->id);
+	delete c;
+}
+
+bool post_recv(Conn *c, unsigned slot)
+{
+	ibv_sge sge{reinterpret_cast<uintptr_t>(c->recv_buf(slot)), uint32_t(c->recv_len), c->mr->lkey};
+	ibv_recv_wr wr{}, *bad;
+	wr.wr_id = wr_id(WrKind::Recv, slot);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	int r = ibv_post_recv(c->id->qp, &wr, &bad);
+	if (r)
+		logf("qid %u: post_recv failed (%d)", c->qid, r);
+	return r == 0;
+}
+
+// send_cqe: the 16-byte completion of the command in slot (from rsp_buf).
+bool send_msg(Conn *c, unsigned slot, const uint8_t *msg, uint32_t len,
+	      std::optional<uint32_t> inv_rkey = std::nullopt)
+{
+	uint8_t *rsp = c->rsp_buf(slot);
+	if (msg != rsp)
+		std::memcpy(rsp, msg, std::min<std::size_t>(len, kCqeSize));
+	ibv_sge sge{reinterpret_cast<uintptr_t>(rsp), len, c->mr->lkey};
+	ibv_send_wr wr{}, *bad;
+	wr.wr_id = wr_id(WrKind::Send, slot);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = inv_rkey ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
+	if (inv_rkey)
+		wr.invalidate_rkey = *inv_rkey;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	int r = ibv_post_send(c->id->qp, &wr, &bad);
+	if (r)
+		logf("qid %u: post_send failed (%d)", c->qid, r);
+	return r == 0;
+}
+
+// Keyed SGL of a command: the host buffer for RDMA READ/WRITE.
+struct Keyed {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t key;
+	bool invalidate;
+};
+std::optional<Keyed> keyed_sgl(const uint8_t *sqe)
+{
+	uint8_t type = sqe[24 + 15];
+	if ((type >> 4) != 0x4)
+		return std::nullopt;
+	Keyed k{};
+	k.addr = get<uint64_t>(sqe, 24);
+	k.len = uint32_t(sqe[32]) | uint32_t(sqe[33]) << 8 | uint32_t(sqe[34]) << 16;
+	k.key = get<uint32_t>(sqe, 35);
+	k.invalidate = (type & 0xf) == 0xf;
+	return k;
+}
+// In-capsule (offset) SGL: data in the receive buffer after the SQE.
+std::optional<std::pair<uint32_t, uint32_t>> inline_sgl(const uint8_t *sqe)
+{
+	uint8_t type = sqe[24 + 15];
+	if (type != 0x01)
+		return std::nullopt;
+	return std::make_pair(uint32_t(get<uint64_t>(sqe, 24)), get<uint32_t>(sqe, 32));
+}
+
+bool rdma_op(Conn *c, unsigned slot, WrKind kind, uint8_t *local, uint32_t len,
+	     uint64_t raddr, uint32_t rkey, bool signaled)
+{
+	ibv_sge sge{reinterpret_cast<uintptr_t>(local), len, c->mr->lkey};
+	ibv_send_wr wr{}, *bad;
+	wr.wr_id = wr_id(kind, slot);
+	wr.sg_list = &sge;
+	wr.num_sge = len ? 1 : 0;
+	wr.opcode = kind == WrKind::Read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	int r = ibv_post_send(c->id->qp, &wr, &bad);
+	if (r)
+		logf("qid %u: post RDMA %s failed (%d)", c->qid, kind == WrKind::Read ? "READ" : "WRITE", r);
+	return r == 0;
+}
+
+// ---------------------------------------------------------------- responses
+void make_cqe(uint8_t *cqe, const uint8_t *sqe, Conn *c, uint16_t status, uint64_t result)
+{
+	std::memset(cqe, 0, kCqeSize);
+	put<uint64_t>(cqe, 0, result);
+	c->sqhd = uint16_t((c->sqhd + 1) % (c->depth ? c->depth : 1));
+	bool garbage = fault_is("sqhd-garbage");
+	if (garbage && c->qid && !fault_fired)
+		fault_fire("sqhd-garbage", "every completion from here on reports SQ head 0xfff0 + n");
+	put<uint16_t>(cqe, 8, garbage ? uint16_t(0xfff0 + (c->sqhd & 0xf)) : c->sqhd);
+	put<uint16_t>(cqe, 10, c->qid);
+	put<uint16_t>(cqe, 12, get<uint16_t>(sqe, 2));
+	put<uint16_t>(cqe, 14, uint16_t(status << 1));
+}
+
+void complete(Conn *c, unsigned slot, uint16_t status, uint64_t result = 0)
+{
+	const uint8_t *sqe = c->sqe[slot].data();
+	uint8_t cqe[kCqeSize];
+	make_cqe(cqe, sqe, c, status, result);
+	auto k = keyed_sgl(sqe);
+	std::optional<uint32_t> inv;
+	if (k && k->invalidate && k->len)
+		inv = k->key;
+	if (inv && c->qid && sqe[0] != kOpFabrics && fault_fire("inv-wrong-rkey", "qid " + std::to_string(c->qid) + " cid " +
+			      std::to_string(get<uint16_t>(sqe, 2)) + ": invalidate rkey " +
+			      std::to_string(*inv ^ 0x5a5a00) + " instead of " + std::to_string(*inv)))
+		inv = *inv ^ 0x5a5a00;
+	send_msg(c, slot, cqe, kCqeSize, inv);
+	std::memcpy(c->last_cqe.data(), cqe, kCqeSize);
+	if (c->pending)
+		c->pending--;
+}
+
+// Data from the target to the host (identify, log pages, reads): RDMA WRITE
+// then the completion, in that order on the QP.
+void reply_data(Conn *c, unsigned slot, const uint8_t *data, uint32_t len, uint16_t status = 0)
+{
+	const uint8_t *sqe = c->sqe[slot].data();
+	auto k = keyed_sgl(sqe);
+	if (!k) {
+		complete(c, slot, kScInvalidField | kScDnr);
+		return;
+	}
+	len = std::min<uint32_t>(len, k->len);
+	uint8_t *dst = c->data_buf(slot);
+	if (data != dst)
+		std::memcpy(dst, data, len);
+	if (len)
+		rdma_op(c, slot, WrKind::Write, dst, len, k->addr, k->key, false);
+	complete(c, slot, status);
+}
+
+// ---------------------------------------------------------------- admin
+void identify_ctrl(Conn *c, uint8_t *id)
+{
+	std::memset(id, 0, 4096);
+	put<uint16_t>(id, 0, 0x1af4);
+	put<uint16_t>(id, 2, 0x1af4);
+	put_str(id, 4, 20, "HOSTILE0001", ' ');
+	put_str(id, 24, 40, "rnvme hostile test target", ' ');
+	put_str(id, 64, 8, "1.0", ' ');
+	id[77] = kMdts;
+	put<uint16_t>(id, 78, c->ctrl->cntlid);
+	put<uint32_t>(id, 80, 0x00010201);	// NVMe 1.2.1: no ns descriptors, no ANA
+	put<uint32_t>(id, 92, 1u << 8);		// OAES: namespace attribute notices
+	id[111] = c->ctrl->discovery ? 2 : 1;	// CNTRLTYPE
+	id[259] = 3;				// AERL: 4 outstanding
+	put<uint16_t>(id, 320, 10);		// KAS: 1 s units of 100 ms
+	id[512] = 0x66;
+	id[513] = 0x44;
+	put<uint16_t>(id, 514, kMqes + 1);	// MAXCMD
+	put<uint32_t>(id, 516, c->ctrl->discovery ? 0 : 1);	// NN
+	put<uint32_t>(id, 536, (1u << 0) | (1u << 2) | (1u << 20));	// SGLS: keyed, offset
+	put_str(id, 768, 256, c->ctrl->discovery ? kDiscNqn : cfg.nqn, '\0');
+	put<uint32_t>(id, 1792, uint32_t((kSqeSize + kInlineSize) / 16));	// IOCCSZ
+	put<uint32_t>(id, 1796, uint32_t(kCqeSize / 16));			// IORCSZ
+	id[1802] = 0;	// FCATT: dynamic controller model
+	id[1803] = 1;	// MSDBD
+}
+
+void identify_ns(uint8_t *id)
+{
+	std::memset(id, 0, 4096);
+	uint64_t nlb = backing.size() >> kLbaShift;
+	put<uint64_t>(id, 0, nlb);
+	put<uint64_t>(id, 8, nlb);
+	put<uint64_t>(id, 16, nlb);
+	id[128 + 2] = kLbaShift;	// LBAF0: LBADS
+	if (cfg.ms) {
+		put<uint16_t>(id, 128, uint16_t(cfg.ms));	// LBAF0: MS
+		id[26] = 1u << 4;	// FLBAS: metadata at the end of each block
+		id[27] = 1u << 0;	// MC: extended LBA
+		id[29] = uint8_t(cfg.pi);	// DPS: PI type, PI in the last 8 bytes
+		id[28] = cfg.pi ? uint8_t(1u << (cfg.pi - 1)) : 0;	// DPC
+	}
+}
+
+void discovery_log(Conn *c, unsigned slot, uint64_t offset, uint32_t len)
+{
+	// header + one entry: the hostile subsystem on this address
+	std::vector<uint8_t> page(2048, 0);
+	uint64_t numrec = 1;
+	put<uint64_t>(page.data(), 0, 7);	// genctr
+	put<uint16_t>(page.data(), 16, 0);	// recfmt
+	uint8_t *e = page.data() + 1024;
+	e[0] = 1;	// TRTYPE rdma
+	e[1] = 1;	// ADRFAM ipv4
+	e[2] = 2;	// SUBTYPE nvme subsystem
+	e[3] = 0;
+	put<uint16_t>(e, 4, 1);
+	put<uint16_t>(e, 6, 0xffff);
+	put<uint16_t>(e, 8, kMqes + 1);
+	put_str(e, 32, 32, cfg.port, ' ');
+	put_str(e, 256, 256, cfg.nqn, '\0');
+	put_str(e, 512, 256, cfg.addr, ' ');
+	e[768] = 1;	// QPTYPE connected
+	e[770] = 1;	// CMS rdma_cm
+	uint32_t give = len;
+	if (fault_fire("disc-bad-len", "discovery log of " + std::to_string(len) + " bytes asked: numrec 3, " +
+		       std::to_string(std::min<uint32_t>(len, 1500)) + " bytes sent")) {
+		numrec = 3;
+		give = std::min<uint32_t>(len, 1500);
+	} else if (fault_fire("disc-numrec-huge", "numrec 2^40")) {
+		numrec = uint64_t(1) << 40;
+	} else if (fault_fire("disc-unterminated", "strings without NUL or padding")) {
+		std::memset(e + 32, 'P', 32);
+		std::memset(e + 256, 'N', 256);
+		std::memset(e + 512, 'A', 256);
+	}
+	put<uint64_t>(page.data(), 8, numrec);
+	std::vector<uint8_t> out(len, 0);
+	for (uint32_t i = 0; i < len && offset + i < page.size(); i++)
+		out[i] = page[offset + i];
+	const uint8_t *sqe = c->sqe[slot].data();
+	auto k = keyed_sgl(sqe);
+	if (!k || len > kSlotData) {
+		complete(c, slot, kScInvalidField | kScDnr);
+		return;
+	}
+	std::memcpy(c->data_buf(slot), out.data(), len);
+	if (give)
+		rdma_op(c, slot, WrKind::Write, c->data_buf(slot), std::min(give, k->len), k->addr, k->key, false);
+	complete(c, slot, kScSuccess);
+}
+
+void aen_answer(Ctrl *ctrl)
+{
+	while (!ctrl->aers.empty()) {
+		auto [c, cid] = ctrl->aers.back();
+		ctrl->aers.pop_back();
+		uint8_t cqe[kCqeSize] = {};
+		// Notice (type 2), info 0 (namespace attribute changed), log 4
+		put<uint32_t>(cqe, 0, 0x2u | (0x0u << 8) | (0x04u << 16));
+		put<uint16_t>(cqe, 12, cid);
+		// the AER's receive slot was recycled long ago: a spare buffer
+		send_msg(c, c->spare(), cqe, kCqeSize);
+	}
+}
+
+void exec_admin(Conn *c, unsigned slot)
+{
+	const uint8_t *sqe = c->sqe[slot].data();
+	uint8_t opc = sqe[0];
+	Ctrl *ctrl = c->ctrl;
+	uint32_t cdw10 = get<uint32_t>(sqe, 40);
+	uint32_t cdw11 = get<uint32_t>(sqe, 44);
+	switch (opc) {
+	case kAdmIdentify: {
+		uint8_t cns = cdw10 & 0xff;
+		uint8_t *d = c->data_buf(slot);
+		if (cns == 1) {
+			identify_ctrl(c, d);
+		} else if (cns == 0 && !ctrl->discovery && get<uint32_t>(sqe, 4) == 1) {
+			identify_ns(d);
+		} else if (cns == 2 && !ctrl->discovery) {
+			std::memset(d, 0, 4096);
+			if (get<uint32_t>(sqe, 4) < 1)
+				put<uint32_t>(d, 0, 1);
+		} else {
+			complete(c, slot, kScInvalidField | kScDnr);
+			return;
+		}
+		reply_data(c, slot, d, 4096);
+		return;
+	}
+	case kAdmSetFeat: {
+		uint8_t fid = cdw10 & 0xff;
+		if (fid == 0x07) {
+			unsigned want = std::min(cdw11 & 0xffff, cdw11 >> 16) + 1;
+			unsigned grant = std::min(want, 4u);
+			ctrl->io_granted = grant;
+			uint32_t res = (grant - 1) | (grant - 1) << 16;
+			if (fault_fire("grant-huge", "asked " + std::to_string(want) + " I/O queues, granting 65535"))
+				res = 0xfffeu | 0xfffeu << 16;
+			complete(c, slot, kScSuccess, res);
+			return;
+		}
+		complete(c, slot, kScSuccess);
+		return;
+	}
+	case kAdmGetFeat:
+		complete(c, slot, kScSuccess);
+		return;
+	case kAdmKeepAlive:
+		complete(c, slot, kScSuccess);
+		return;
+	case kAdmAer:
+		ctrl->aers.emplace_back(c, get<uint16_t>(sqe, 2));
+		if (fault_is("aen-storm") && fault_fire("aen-storm", "AER cid " + std::to_string(get<uint16_t>(sqe, 2)) + " answered at once"))
+			aen_answer(ctrl);
+		return;
+	case kAdmGetLog: {
+		uint8_t lid = cdw10 & 0xff;
+		uint32_t numd = ((cdw10 >> 16) | (get<uint32_t>(sqe, 44) & 0xffff) << 16) + 1;
+		uint64_t off = get<uint32_t>(sqe, 48) | uint64_t(get<uint32_t>(sqe, 52)) << 32;
+		uint32_t len = numd * 4;
+		if (lid == 0x70 && ctrl->discovery) {
+			discovery_log(c, slot, off, len);
+			return;
+		}
+		if (len > kSlotData) {
+			complete(c, slot, kScInvalidField | kScDnr);
+			return;
+		}
+		std::memset(c->data_buf(slot), 0, len);
+		reply_data(c, slot, c->data_buf(slot), len);
+		return;
+	}
+	default:
+		complete(c, slot, kScInvalidOpcode | kScDnr);
+	}
+}
+
+// ---------------------------------------------------------------- fabrics
+void exec_connect(Conn *c, unsigned slot, const uint8_t *data)
+{
+	const uint8_t *sqe = c->sqe[slot].data();
+	uint16_t qid = get<uint16_t>(sqe, 42);
+	std::string subnqn(reinterpret_cast<const char *>(data + 256), strnlen(reinterpret_cast<const char *>(data + 256), 256));
+	if (qid != c->qid) {
+		complete(c, slot, kScConnectInvalidParam | kScDnr);
+		return;
+	}
+	if (qid == 0) {
+		if (fault_is("fabrics-connect-silent") && fault_fire("fabrics-connect-silent", "admin Connect not answered"))
+			return;
+		if (fault_fire("fabrics-connect-error", "admin Connect answered with status 0x182 (invalid parameters)")) {
+			complete(c, slot, kScConnectInvalidParam | kScDnr);
+			return;
+		}
+		bool disc = subnqn == kDiscNqn;
+		if (!disc && subnqn != cfg.nqn) {
+			logf("connect: unknown subsystem '%s'", subnqn.c_str());
+			complete(c, slot, 0x184 | kScDnr);	// invalid host/subsystem
+			return;
+		}
+		auto ctrl = std::make_unique<Ctrl>();
+		ctrl->cntlid = next_cntlid++;
+		if (next_cntlid >= 0xffef)
+			next_cntlid = 1;
+		ctrl->discovery = disc;
+		c->ctrl = ctrl.get();
+		uint16_t id = ctrl->cntlid;
+		ctrls[id] = std::move(ctrl);
+		logf("qid 0: controller %u for %s", id, subnqn.c_str());
+		complete(c, slot, kScSuccess, id);
+		return;
+	}
+	uint16_t cntlid = get<uint16_t>(data, 16);
+	auto it = ctrls.find(cntlid);
+	if (it == ctrls.end() || qid > it->second->io_granted) {
+		logf("qid %u: connect to controller %u refused", qid, cntlid);
+		complete(c, slot, kScConnectInvalidParam | kScDnr);
+		return;
+	}
+	if (fault_fire("io-connect-bad", "I/O queue " + std::to_string(qid) + " Connect answered with cntlid 0xbeef and status 0x182")) {
+		complete(c, slot, kScConnectInvalidParam | kScDnr, 0xbeef);
+		return;
+	}
+	c->ctrl = it->second.get();
+	complete(c, slot, kScSuccess, cntlid);
+}
+
+void exec_fabrics(Conn *c, unsigned slot, const uint8_t *data)
+{
+	const uint8_t *sqe = c->sqe[slot].data();
+	uint8_t fctype = sqe[4];
+	if (fctype == kFcConnect) {
+		exec_connect(c, slot, data);
+		return;
+	}
+	Ctrl *ctrl = c->ctrl;
+	if (!ctrl) {
+		complete(c, slot, 0x0c | kScDnr);	// command sequence error
+		return;
+	}
+	uint32_t off = get<uint32_t>(sqe, 44);
+	if (fctype == kFcPropGet) {
+		uint64_t v = 0;
+		switch (off) {
+		case 0x0:	// CAP: MQES, CQR, TO 10 s, CSS NVM
+			v = kMqes | (1ull << 16) | (20ull << 24) | (1ull << 37);
+			break;
+		case 0x8:
+			v = 0x00010201;
+			break;
+		case 0x14:
+			v = ctrl->cc;
+			break;
+		case 0x1c:
+			v = ctrl->csts;
+			break;
+		}
+		complete(c, slot, kScSuccess, v);
+		return;
+	}
+	if (fctype == kFcPropSet) {
+		uint64_t v = get<uint64_t>(sqe, 48);
+		if (off == 0x14) {
+			ctrl->cc = uint32_t(v);
+			ctrl->csts = (ctrl->cc & 1) ? 1 : 0;
+			if ((ctrl->cc >> 14) & 3)
+				ctrl->csts |= 2u << 2;	// shutdown complete
+		}
+		complete(c, slot, kScSuccess);
+		return;
+	}
+	complete(c, slot, kScInvalidField | kScDnr);
+}
+
+// ---------------------------------------------------------------- I/O
+void exec_io(Conn *c, unsigned slot, const uint8_t *data)
+{
+	const uint8_t *sqe = c->sqe[slot].data();
+	uint8_t opc = sqe[0];
+	uint16_t cid = get<uint16_t>(sqe, 2);
+	if (opc == kOpFlush) {
+		complete(c, slot, kScSuccess);
+		return;
+	}
+	if (opc != kOpRead && opc != kOpWrite) {
+		complete(c, slot, kScInvalidOpcode | kScDnr);
+		return;
+	}
+	uint64_t slba = get<uint64_t>(sqe, 40);
+	uint32_t nlb = (get<uint32_t>(sqe, 48) & 0xffff) + 1;
+	uint64_t off = slba << kLbaShift;
+	uint64_t len = uint64_t(nlb) << kLbaShift;
+	if (off + len > backing.size() || len > kSlotData) {
+		complete(c, slot, kScLbaRange | kScDnr);
+		return;
+	}
+	if (cfg.ms) {
+		// With metadata the host must either send it or, for PI-only
+		// metadata, set PRACT so that the controller inserts and strips it
+		// (then only the data travels).  This target keeps no metadata.
+		bool pract = get<uint32_t>(sqe, 48) & (1u << 29);
+		if (!cfg.pi || !pract) {
+			logf("qid %u cid %u: %s on a namespace with %u bytes of metadata: refused", c->qid, cid,
+			     pract ? "PRACT without PI" : "no PRACT", cfg.ms);
+			complete(c, slot, kScInvalidField | kScDnr);
+			return;
+		}
+	}
+	if (opc == kOpWrite) {
+		std::memcpy(backing.data() + off, data, len);
+		complete(c, slot, kScSuccess);
+		return;
+	}
+	auto k = keyed_sgl(sqe);
+	if (!k) {
+		complete(c, slot, kScInvalidField | kScDnr);
+		return;
+	}
+	uint8_t *dst = c->data_buf(slot);
+	std::memcpy(dst, backing.data() + off, len);
+	std::string where = "qid " + std::to_string(c->qid) + " read cid " + std::to_string(cid);
+	uint8_t cqe[kCqeSize];
+	if (fault_fire("cqe-unknown-cid", where + " answered as cid 0xfffe")) {
+		make_cqe(cqe, sqe, c, kScSuccess, 0);
+		put<uint16_t>(cqe, 12, 0xfffe);
+		rdma_op(c, slot, WrKind::Write, dst, uint32_t(len), k->addr, k->key, false);
+		send_msg(c, slot, cqe, kCqeSize);
+		return;
+	}
+	if (fault_fire("cqe-before-data", where + ": completion first, data 50 ms later")) {
+		make_cqe(cqe, sqe, c, kScSuccess, 0);
+		send_msg(c, slot, cqe, kCqeSize);
+		usleep(50000);
+		rdma_op(c, slot, WrKind::Write, dst, uint32_t(len), k->addr, k->key, false);
+		return;
+	}
+	if (fault_fire("cqe-short", where + ": 8-byte completion")) {
+		rdma_op(c, slot, WrKind::Write, dst, uint32_t(len), k->addr, k->key, false);
+		make_cqe(cqe, sqe, c, kScSuccess, 0);
+		send_msg(c, slot, cqe, 8);
+		return;
+	}
+	if (fault_fire("cqe-bad-status", where + ": status 0x7f (reserved generic status)")) {
+		rdma_op(c, slot, WrKind::Write, dst, uint32_t(len), k->addr, k->key, false);
+		complete(c, slot, 0x7f);
+		return;
+	}
+	if (fault_fire("write-oob", where + ": RDMA WRITE of " + std::to_string(len + 4096) + " bytes into a " +
+		       std::to_string(k->len) + "-byte buffer")) {
+		rdma_op(c, slot, WrKind::Write, dst, uint32_t(std::min<uint64_t>(len + 4096, kSlotData)), k->addr, k->key, false);
+		complete(c, slot, kScSuccess);
+		return;
+	}
+	rdma_op(c, slot, WrKind::Write, dst, uint32_t(len), k->addr, k->key, false);
+	if (fault_fire("cqe-dup", where + " completed 4 times in a row")) {
+		make_cqe(cqe, sqe, c, kScSuccess, 0);
+		send_msg(c, slot, cqe, kCqeSize);
+		// the copies from spare buffers (the slot's own is in flight); a
+		// burst makes it likely that the host sees a copy while the
+		// command is still in flight, not only after it ended
+		for (int i = 0; i < 3; i++)
+			send_msg(c, c->spare(), cqe, kCqeSize);
+		return;
+	}
+	if (fault_fire("cqe-stale", where + ": once the queue is idle for 1 s, its last completion is sent again")) {
+		auto &st = c->stale.emplace_back();
+		st.first = now_ms() + 1000;
+	}
+	complete(c, slot, kScSuccess);
+}
+
+// Send the stale completions that are due.
+// Only once the host has sent nothing on the queue for 1 s: then the last
+// command's request is idle and its command id unused since.
+void send_stale(Conn *c)
+{
+	uint64_t now = now_ms();
+	if (now < c->last_cmd_ms + 1000 || c->pending)
+		return;
+	while (!c->stale.empty() && c->stale.front().first <= now) {
+		logf("qid %u: stale completion for cid %#x sent (queue idle for %llu ms)", c->qid,
+		     get<uint16_t>(c->last_cqe.data(), 12), (unsigned long long)(now - c->last_cmd_ms));
+		send_msg(c, c->spare(), c->last_cqe.data(), kCqeSize);
+		c->stale.erase(c->stale.begin());
+	}
+}
+
+// A command whose host data has arrived (in capsule, by RDMA READ, or none).
+void execute(Conn *c, unsigned slot, const uint8_t *data)
+{
+	const uint8_t *sqe = c->sqe[slot].data();
+	if (sqe[0] == kOpFabrics) {
+		exec_fabrics(c, slot, data);
+		return;
+	}
+	if (!c->ctrl) {
+		complete(c, slot, 0x0c | kScDnr);
+		return;
+	}
+	if (c->qid == 0)
+		exec_admin(c, slot);
+	else
+		exec_io(c, slot, data);
+}
+
+bool host_to_target(const uint8_t *sqe)
+{
+	if (sqe[0] == kOpFabrics)
+		return sqe[4] == kFcConnect;
+	return sqe[0] & 1;	// NVMe: bit 0 of the opcode = data to the controller
+}
+
+void on_recv(Conn *c, unsigned slot, uint32_t byte_len)
+{
+	if (byte_len < kSqeSize) {
+		logf("qid %u: short command capsule (%u bytes)", c->qid, byte_len);
+		post_recv(c, slot);
+		return;
+	}
+	std::memcpy(c->sqe[slot].data(), c->recv_buf(slot), kSqeSize);
+	c->last_cmd_ms = now_ms();
+	if (c->qid)
+		c->pending++;	// the admin queue's AERs stay pending for good
+	const uint8_t *sqe = c->sqe[slot].data();
+	if (host_to_target(sqe)) {
+		if (auto in = inline_sgl(sqe)) {
+			if (kSqeSize + in->first + in->second > byte_len || in->second > kSlotData) {
+				complete(c, slot, kScInvalidField | kScDnr);
+			} else {
+				std::memcpy(c->data_buf(slot), c->recv_buf(slot) + kSqeSize + in->first, in->second);
+				execute(c, slot, c->data_buf(slot));
+			}
+		} else if (auto k = keyed_sgl(sqe)) {
+			if (k->len > kSlotData) {
+				complete(c, slot, kScInvalidField | kScDnr);
+			} else if (k->len) {
+				rdma_op(c, slot, WrKind::Read, c->data_buf(slot), k->len, k->addr, k->key, true);
+				post_recv(c, slot);	// the SQE is copied; the READ lands in the data slot
+				return;
+			} else {
+				execute(c, slot, c->data_buf(slot));
+			}
+		} else {
+			complete(c, slot, kScInvalidField | kScDnr);
+		}
+	} else {
+		execute(c, slot, nullptr);
+	}
+	post_recv(c, slot);
+}
+
+void poll_cq(Conn *c)
+{
+	ibv_wc wc[16];
+	int n;
+	while ((n = ibv_poll_cq(c->cq, 16, wc)) > 0) {
+		for (int i = 0; i < n; i++) {
+			auto kind = WrKind(wc[i].wr_id >> 32);
+			unsigned slot = unsigned(wc[i].wr_id & 0xffffffff);
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				if (!c->gone && wc[i].status != IBV_WC_WR_FLUSH_ERR)
+					logf("qid %u: work completion error: %s (kind %d slot %u)", c->qid,
+					     ibv_wc_status_str(wc[i].status), int(kind), slot);
+				if (!c->gone) {
+					c->gone = true;
+					rdma_disconnect(c->id);
+				}
+				continue;
+			}
+			if (kind == WrKind::Recv)
+				on_recv(c, slot, wc[i].byte_len);
+			else if (kind == WrKind::Read)
+				execute(c, slot, c->data_buf(slot));
+		}
+	}
+}
+
+// ---------------------------------------------------------------- CM
+void on_connect_request(rdma_cm_id *id, const rdma_conn_param &p, const uint8_t *pd)
+{
+	if (p.private_data_len < 8) {
+		logf("connect request with %u bytes of private data: rejected", p.private_data_len);
+		uint8_t rej[4] = {0, 0, 1, 0};
+		rdma_reject(id, rej, sizeof(rej));
+		rdma_destroy_id(id);
+		return;
+	}
+	uint16_t qid = get<uint16_t>(pd, 2), hrqsize = get<uint16_t>(pd, 4), hsqsize = get<uint16_t>(pd, 6);
+	logf("connect request: qid %u hrqsize %u hsqsize %u", qid, hrqsize, hsqsize);
+	static uint16_t rej_sts[] = {0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7, 0x8, 0x9, 0x77, 0xffff};
+	static unsigned rej_i;
+	if (fault_is("reject") || (fault_is("grant-zero-io-connect") && qid > 0)) {
+		if (fault_fire(cfg.fault, "qid " + std::to_string(qid) + " rejected with status " +
+					   std::to_string(rej_sts[rej_i % std::size(rej_sts)]))) {
+			uint8_t rej[4];
+			put<uint16_t>(rej, 0, 0);
+			put<uint16_t>(rej, 2, rej_sts[rej_i++ % std::size(rej_sts)]);
+			rdma_reject(id, rej, sizeof(rej));
+			rdma_destroy_id(id);
+			return;
+		}
+	}
+	if (fault_fire("connect-silent", "qid " + std::to_string(qid) + " connect request left unanswered")) {
+		// keep the id: the host's CM gives up on its own
+		return;
+	}
+	unsigned depth = std::max<unsigned>(hsqsize + 1, 2);
+	if (depth > kMqes + 2 || hrqsize == 0) {
+		uint8_t rej[4];
+		put<uint16_t>(rej, 0, 0);
+		put<uint16_t>(rej, 2, hrqsize == 0 ? 0x5 : 0x4);
+		logf("qid %u: hsqsize %u / hrqsize %u out of range: rejected", qid, hsqsize, hrqsize);
+		rdma_reject(id, rej, sizeof(rej));
+		rdma_destroy_id(id);
+		return;
+	}
+	auto *c = new Conn;
+	c->id = id;
+	id->context = c;
+	c->qid = qid;
+	c->depth = depth;
+	c->recv_len = qid ? kSqeSize + kInlineSize : kSqeSize;
+	c->dev = device_for(id->verbs);
+	c->sqe.resize(depth);
+	conns.insert(c);
+	c->buf_len = (depth * c->recv_len + (depth + kSpares) * kCqeSize + depth * kSlotData + 4095) &
+		     ~std::size_t(4095);
+	c->buf = static_cast<uint8_t *>(std::aligned_alloc(4096, c->buf_len));
+	std::memset(c->buf, 0, c->buf_len);
+	c->mr = ibv_reg_mr(c->dev->pd, c->buf, c->buf_len,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+	c->cq = ibv_create_cq(id->verbs, int(depth * 4 + 8), c, c->dev->chan, 0);
+	if (!c->mr || !c->cq) {
+		logf("qid %u: cannot allocate MR/CQ (%s)", qid, std::strerror(errno));
+		rdma_reject(id, nullptr, 0);
+		c->id = nullptr;
+		conn_destroy(c);
+		rdma_destroy_id(id);
+		return;
+	}
+	ibv_req_notify_cq(c->cq, 0);
+	ibv_qp_init_attr qa{};
+	qa.send_cq = c->cq;
+	qa.recv_cq = c->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = depth * 3 + 4;
+	qa.cap.max_recv_wr = depth;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(id, c->dev->pd, &qa)) {
+		logf("qid %u: rdma_create_qp: %s", qid, std::strerror(errno));
+		rdma_reject(id, nullptr, 0);
+		c->id = nullptr;
+		conn_destroy(c);
+		rdma_destroy_id(id);
+		return;
+	}
+	for (unsigned s = 0; s < depth; s++)
+		post_recv(c, s);
+
+	uint8_t rep[32] = {};
+	put<uint16_t>(rep, 0, 0);
+	put<uint16_t>(rep, 2, uint16_t(depth));
+	rdma_conn_param cp{};
+	cp.private_data = rep;
+	cp.private_data_len = sizeof(rep);
+	cp.responder_resources = 0;
+	// the event speaks from our side: the host's responder resources arrive as
+	// our initiator depth (the RDMA READs we may have in flight)
+	cp.initiator_depth = std::min<uint8_t>(p.initiator_depth, 16);
+	cp.rnr_retry_count = 7;
+	cp.flow_control = 1;
+	if (fault_fire("accept-short-pd", "qid " + std::to_string(qid) + " accepted with 2 bytes of private data"))
+		cp.private_data_len = 2;
+	else if (fault_fire("accept-no-pd", "qid " + std::to_string(qid) + " accepted without private data"))
+		cp.private_data = nullptr, cp.private_data_len = 0;
+	else if (fault_fire("accept-bad-pd", "qid " + std::to_string(qid) + " accepted with recfmt 0xffff crqsize 0")) {
+		put<uint16_t>(rep, 0, 0xffff);
+		put<uint16_t>(rep, 2, 0);
+	}
+	if (rdma_accept(id, &cp)) {
+		logf("qid %u: rdma_accept: %s", qid, std::strerror(errno));
+		conn_destroy(c);
+		return;
+	}
+	if (fault_fire("accept-disconnect", "qid " + std::to_string(qid) + " disconnected right after accept")) {
+		c->gone = true;
+		rdma_disconnect(id);
+	}
+}
+
+void on_cm_event(rdma_cm_event *ev)
+{
+	rdma_cm_id *id = ev->id;
+	auto *c = static_cast<Conn *>(id->context);
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST: {
+		// the private data lives in the event: copy it before the ack
+		rdma_conn_param p = ev->param.conn;
+		uint8_t pd[256] = {};
+		std::memcpy(pd, p.private_data, std::min<std::size_t>(p.private_data_len, sizeof(pd)));
+		rdma_ack_cm_event(ev);
+		on_connect_request(id, p, pd);
+		return;
+	}
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (c)
+			c->established = true;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		if (c) {
+			logf("qid %u: %s", c->qid, rdma_event_str(ev->event));
+			if (!c->gone) {
+				c->gone = true;
+				rdma_disconnect(id);
+			}
+			rdma_ack_cm_event(ev);
+			conn_destroy(c);
+			return;
+		}
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		logf("device removal: exiting");
+		stop_requested = 1;
+		break;
+	default:
+		break;
+	}
+	rdma_ack_cm_event(ev);
+}
+
+void on_comp_event(Device *d)
+{
+	ibv_cq *cq;
+	void *ctx;
+	while (ibv_get_cq_event(d->chan, &cq, &ctx) == 0) {
+		auto *c = static_cast<Conn *>(ctx);
+		if (!conns.count(c))
+			continue;	// destroyed: its events were acked at destroy
+		c->cq_events++;
+		ibv_req_notify_cq(cq, 0);
+		poll_cq(c);
+	}
+}
+
+void usage(int rc)
+{
+	std::fprintf(rc ? stderr : stdout,
+		     "usage: rnvme-hostile-target [--addr A] [--port P] [--nqn NQN] [--size MiB]\n"
+		     "                            [--fault NAME] [--fault-count N|-1] [--fault-after K]\n"
+		     "                            [--ms BYTES [--pi TYPE]]   (namespace metadata)\n"
+		     "       rnvme-hostile-target --list-faults\n");
+	std::exit(rc);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		std::string_view a = argv[i];
+		auto val = [&]() -> std::string {
+			if (i + 1 >= argc)
+				usage(2);
+			return argv[++i];
+		};
+		if (a == "--addr")
+			cfg.addr = val();
+		else if (a == "--port")
+			cfg.port = val();
+		else if (a == "--nqn")
+			cfg.nqn = val();
+		else if (a == "--fault")
+			cfg.fault = val();
+		else if (a == "--fault-count")
+			cfg.fault_count = std::strtol(val().c_str(), nullptr, 0);
+		else if (a == "--fault-after")
+			cfg.fault_after = std::strtol(val().c_str(), nullptr, 0);
+		else if (a == "--size")
+			cfg.size_mib = std::strtoul(val().c_str(), nullptr, 0);
+		else if (a == "--ms")
+			cfg.ms = unsigned(std::strtoul(val().c_str(), nullptr, 0));
+		else if (a == "--pi")
+			cfg.pi = unsigned(std::strtoul(val().c_str(), nullptr, 0));
+		else if (a == "--list-faults") {
+			for (auto &f : kFaults)
+				std::printf("%-24s %s\n", f.name, f.what);
+			return 0;
+		} else if (a == "-h" || a == "--help")
+			usage(0);
+		else
+			usage(2);
+	}
+	bool known = false;
+	for (auto &f : kFaults)
+		known |= cfg.fault == f.name;
+	if (!known) {
+		std::fprintf(stderr, "rnvme-hostile-target: unknown fault '%s' (see --list-faults)\n", cfg.fault.c_str());
+		return 2;
+	}
+	if (cfg.ms > 64 || cfg.pi > 3 || (cfg.pi && cfg.ms != 8)) {
+		std::fprintf(stderr, "rnvme-hostile-target: --ms is 0..64, --pi 0..3 and needs --ms 8\n");
+		return 2;
+	}
+	if (cfg.size_mib == 0 || cfg.size_mib > 1024) {
+		std::fprintf(stderr, "rnvme-hostile-target: --size must be 1..1024 MiB\n");
+		return 2;
+	}
+	backing.assign(cfg.size_mib << 20, 0);
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa{};
+	sa.sa_handler = [](int) { stop_requested = 1; };
+	sigaction(SIGTERM, &sa, nullptr);
+	sigaction(SIGINT, &sa, nullptr);
+
+	cm_chan = rdma_create_event_channel();
+	if (!cm_chan || rdma_create_id(cm_chan, &listen_id, nullptr, RDMA_PS_TCP)) {
+		std::fprintf(stderr, "rnvme-hostile-target: rdma_cm unavailable: %s (is rdma_cm/rdma_ucm loaded?)\n",
+			     std::strerror(errno));
+		return 1;
+	}
+	addrinfo hints{}, *res;
+	hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+	if (getaddrinfo(cfg.addr.c_str(), cfg.port.c_str(), &hints, &res)) {
+		std::fprintf(stderr, "rnvme-hostile-target: bad address %s port %s\n", cfg.addr.c_str(), cfg.port.c_str());
+		return 2;
+	}
+	if (rdma_bind_addr(listen_id, res->ai_addr) || rdma_listen(listen_id, 64)) {
+		std::fprintf(stderr, "rnvme-hostile-target: cannot listen on %s:%s: %s\n", cfg.addr.c_str(),
+			     cfg.port.c_str(), std::strerror(errno));
+		return 1;
+	}
+	freeaddrinfo(res);
+	int fl = fcntl(cm_chan->fd, F_GETFL);
+	fcntl(cm_chan->fd, F_SETFL, fl | O_NONBLOCK);
+	logf("listening on %s:%s nqn %s fault %s (count %ld, after %ld)", cfg.addr.c_str(), cfg.port.c_str(),
+	     cfg.nqn.c_str(), cfg.fault.c_str(), cfg.fault_count, cfg.fault_after);
+
+	while (!stop_requested) {
+		std::vector<pollfd> fds{{cm_chan->fd, POLLIN, 0}};
+		std::vector<Device *> devs;
+		for (auto &[ctx, d] : devices) {
+			fds.push_back({d->chan->fd, POLLIN, 0});
+			devs.push_back(d.get());
+		}
+		int n = poll(fds.data(), fds.size(), 200);
+		if (n < 0 && errno != EINTR)
+			break;
+		rdma_cm_event *ev;
+		while (rdma_get_cm_event(cm_chan, &ev) == 0)
+			on_cm_event(ev);
+		for (Device *d : devs)
+			on_comp_event(d);
+		for (Conn *c : std::vector<Conn *>(conns.begin(), conns.end()))
+			if (!c->gone && !c->stale.empty())
+				send_stale(c);
+	}
+	logf("stopping: %zu connections, %ld faults fired", conns.size(), fault_fired);
+	for (Conn *c : std::vector<Conn *>(conns.begin(), conns.end())) {
+		if (!c->gone)
+			rdma_disconnect(c->id);
+		conn_destroy(c);
+	}
+	rdma_destroy_id(listen_id);
+	for (auto &[ctx, d] : devices) {
+		ibv_destroy_comp_channel(d->chan);
+		ibv_dealloc_pd(d->pd);
+	}
+	rdma_destroy_event_channel(cm_chan);
+	return 0;
+}

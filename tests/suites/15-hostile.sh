@@ -1,0 +1,358 @@
+#!/bin/bash
+# shellcheck disable=SC2317 # helpers are invoked indirectly (check, wait_for)
+# 15-hostile: a target that breaks the protocol must never crash or hang the
+# host.  The peer is rnvme-hostile-target (tests/hostile/target.cc, `make
+# hostile`), a user-space NVMe/RDMA target that serves a RAM namespace and,
+# per scenario, misbehaves in one precise way (--fault) a given number of
+# times and then behaves, so the host can recover.  Per scenario the suite
+# checks what the host must do: refuse the association with a clear error and
+# leave nothing behind, or log the target's fault, recover, and carry on with
+# verified I/O.  The target's own log proves that the fault really fired.
+# dmesg must show no warning/oops (and on the debug kernel the sanitizer gate
+# adds KASAN, lockdep and kmemleak).
+#   TEST_HOSTILE="cqe-dup reject"   run only these scenarios
+set -uo pipefail
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+suite_begin
+
+HT=${RNVME_OUT:-$REPO/build}/hostile/rnvme-hostile-target
+[ -x "$HT" ] || bail "$HT not built (make hostile)"
+HPORT=4430
+HNQN=nqn.2014-08.org.nvmexpress.rnvme:hostile
+work=/run/rnvme-hostile
+rm -rf "$work"
+mkdir -p "$work"
+mod=$(host_module)
+
+fx_rxe_up || bail "cannot set up $RNVME_RDMA over veth"
+fx_host_driver_load || bail "cannot load the host driver ($HOST_DRIVER)"
+modprobe rdma_ucm || bail "modprobe rdma_ucm (user-space RDMA CM) failed"
+# A Connect the target never answers waits for the admin timeout: 60 s by
+# default, 8 s here (read when a controller's admin queue is created).
+at=/sys/module/nvme_core/parameters/admin_timeout
+admin_timeout0=$(cat "$at")
+echo 8 > "$at"
+
+TGT_PID=
+TGT_LOG=
+SCEN=
+SCEN_T0=
+# target_start NAME ARGS...: the hostile target on $TGT_IP4:$HPORT, log in
+# $work/NAME.log; waits until it listens.
+target_start() {
+	local name=$1
+	shift
+	SCEN=$name SCEN_T0=$(now_ns)
+	TGT_LOG=$work/$name.log
+	"$HT" --addr "$TGT_IP4" --port "$HPORT" --nqn "$HNQN" "$@" > "$TGT_LOG" 2>&1 &
+	TGT_PID=$!
+	wait_for 20 grep -q '^listening' "$TGT_LOG" || { diag "$(cat "$TGT_LOG")"; return 1; }
+}
+# target_stop: SIGTERM, and it must exit by itself within 20 s.
+target_stop() {
+	[ -n "$TGT_PID" ] || return 0
+	kill -TERM "$TGT_PID" 2>/dev/null
+	if ! wait_for 20 bash -c "! kill -0 $TGT_PID 2>/dev/null"; then
+		echo "# the hostile target did not exit on SIGTERM; killing it"
+		kill -KILL "$TGT_PID" 2>/dev/null
+	fi
+	wait "$TGT_PID" 2>/dev/null
+	TGT_PID=
+	echo "# $SCEN: $(secs_since "$SCEN_T0") s"
+}
+fired() { grep -c '^fault .* fired' "$TGT_LOG" 2>/dev/null || true; }
+
+# hconnect [OPTS]: connect to the hostile subsystem; prints the kernel's reply
+# or the error; returns non-zero on failure.
+HOPTS="transport=$TRANSPORT,traddr=$TGT_IP4,trsvcid=$HPORT,nqn=$HNQN,hostnqn=$HOST_NQN,hostid=$HOST_ID"
+CTRL=
+# Called as out=$(hconnect ...) (a subshell): set_ctrl "$out" then names the
+# controller in CTRL.
+hconnect() {
+	local out
+	out=$(nvmf_write "$HOPTS${1:+,$1}" 120)
+	echo "$out"
+	[[ $out =~ instance=([0-9]+) ]]
+}
+set_ctrl() {
+	CTRL=
+	[[ $1 =~ instance=([0-9]+) ]] && CTRL=nvme${BASH_REMATCH[1]}
+}
+refcnt_is_base() { [ "$(cat "/sys/module/$mod/refcnt")" = "$BASE_REF" ]; }
+BASE_REF=$(cat "/sys/module/$mod/refcnt")
+
+# nothing_left NAME: no controller and the module refcount back at its base.
+nothing_left() {
+	if wait_for 30 fx_no_fabrics_ctrls && wait_for 10 refcnt_is_base; then
+		ok "$1: no controller left, $mod refcount at its base ($BASE_REF)"
+	else
+		not_ok "$1: nothing left behind" "controllers: $(echo /sys/class/nvme/*)" \
+			"$mod refcnt $(cat "/sys/module/$mod/refcnt") (base $BASE_REF)"
+		fx_host_disconnect_all
+	fi
+}
+
+# fio_verify DEV SECS-BOUND NAME [MiB]: verified random writes (2 MiB by
+# default), then read back.
+fio_verify() {
+	local out rc=0 mib=${4:-2}
+	out=$(timeout "$2" fio --name=h --filename="$1" --ioengine=libaio --direct=1 --iodepth=8 \
+		--rw=randwrite --bs=4k --size="${mib}M" --verify=crc32c --verify_fatal=1 \
+		--verify_state_save=0 --output-format=terse 2>&1) || rc=$?
+	if [ "$rc" = 0 ]; then
+		ok "$3: fio wrote and verified $mib MiB"
+	else
+		not_ok "$3: fio wrote and verified $mib MiB" "fio exit $rc" "$(printf '%s\n' "$out" | tail -n 8)"
+	fi
+}
+
+# dmesg_has NAME REGEX: the host logged what the target did wrong.
+dmesg_logged() { fx_dmesg_since_mark | grep -qE "$1"; }
+dmesg_has() {
+	local since
+	wait_for 10 dmesg_logged "$2"
+	since=$(fx_dmesg_since_mark)
+	if grep -qE "$2" <<< "$since"; then
+		ok "$1: the host logged it: $(grep -E "$2" <<< "$since" | tail -n 1 | sed 's/^\[[^]]*\] //' | cut -c1-150)"
+	else
+		not_ok "$1: the host logged the target's fault (/$2/)" "$(tail -n 15 <<< "$since")"
+	fi
+}
+
+# fault_fired NAME: the target's log proves the fault happened.
+fault_fired() {
+	local n
+	n=$(fired)
+	if [ "${n:-0}" -gt 0 ]; then
+		ok "$1: the fault fired ${n}x ($(grep -m1 '^fault' "$TGT_LOG" | cut -c1-120))"
+	else
+		not_ok "$1: the fault fired" "$(tail -n 20 "$TGT_LOG")"
+	fi
+}
+
+want() { [ -z "${TEST_HOSTILE:-}" ] || [[ " $TEST_HOSTILE " == *" $1 "* ]]; }
+
+# scenario_refused NAME FAULT-ARGS... -- HOST-LOG-REGEX: the association is
+# refused within a bound, the host says why, nothing is left.
+scenario_refused() {
+	local name=$1 re args=() t out rc=0 bound=${REFUSE_BOUND:-30}
+	shift
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	re=$2
+	want "$name" || return 0
+	fx_dmesg_mark "15-hostile:$name"
+	target_start "$name" "${args[@]}" || { not_ok "$name: target start"; return; }
+	t=$(now_ns)
+	out=$(hconnect) || rc=$?
+	local s
+	s=$(secs_since "$t")
+	set_ctrl "$out"
+	if [ "$rc" != 0 ] && [ "${s%.*}" -lt "$bound" ]; then
+		ok "$name: connect refused in $s s (bound $bound s): ${out##*: }"
+	else
+		not_ok "$name: connect refused within $bound s" "rc $rc after $s s: $out"
+		fx_host_disconnect_all
+	fi
+	fault_fired "$name"
+	dmesg_has "$name" "$re"
+	nothing_left "$name"
+	target_stop
+}
+
+# scenario_recovers NAME FAULT-ARGS... -- HOST-LOG-REGEX: connect, then I/O
+# that triggers the fault; the host logs it, the controller is live again
+# within a bound, and verified I/O passes afterwards.
+scenario_recovers() {
+	local name=$1 re args=() out dev t
+	shift
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	re=$2
+	want "$name" || return 0
+	fx_dmesg_mark "15-hostile:$name"
+	target_start "$name" "${args[@]}" || { not_ok "$name: target start"; return; }
+	if ! out=$(hconnect "reconnect_delay=1,ctrl_loss_tmo=30"); then
+		not_ok "$name: connect" "$out" "$(tail -n 10 "$TGT_LOG")"
+		target_stop
+		return
+	fi
+	set_ctrl "$out"
+	dev=$(wait_ns_dev "$CTRL" 30) || { not_ok "$name: namespace of $CTRL" "$(tail -n 10 "$TGT_LOG")"; fx_host_disconnect_all; target_stop; return; }
+	# reads trigger the read faults; everything else fires on its own
+	timeout 60 dd if="$dev" of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null
+	fault_fired "$name"
+	dmesg_has "$name" "$re"
+	if [ -n "${TGT_EXPECT:-}" ]; then
+		if wait_for 10 grep -qE "$TGT_EXPECT" "$TGT_LOG"; then
+			ok "$name: the target saw its RDMA operation fail: $(grep -m1 -E "$TGT_EXPECT" "$TGT_LOG")"
+		else
+			not_ok "$name: the target saw its RDMA operation fail (/$TGT_EXPECT/)" "$(tail -n 10 "$TGT_LOG")"
+		fi
+	fi
+	t=$(now_ns)
+	if wait_for 40 ctrl_live "$CTRL"; then
+		ok "$name: $CTRL live $(secs_since "$t") s later (state $(ctrl_attr "$CTRL" state))"
+	else
+		not_ok "$name: $CTRL live again within 40 s" "state $(ctrl_attr "$CTRL" state)" "$(tail -n 10 "$TGT_LOG")"
+	fi
+	fio_verify "$dev" 120 "$name"
+	fx_host_disconnect_all
+	nothing_left "$name"
+	target_stop
+}
+
+is_rnvme() { [ "$HOST_DRIVER" != inbox ]; }
+
+# scenario_works NAME FAULT-ARGS... -- [HOST-LOG-REGEX]: the fault needs no
+# recovery: connect, the fault fires, the controller stays live and verified
+# I/O passes; with a regex (rnvme only: the in-tree driver logs less), the
+# host said what it saw.
+scenario_works() {
+	local name=$1 re args=() out dev
+	shift
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	re=${2:-}
+	want "$name" || return 0
+	fx_dmesg_mark "15-hostile:$name"
+	target_start "$name" "${args[@]}" || { not_ok "$name: target start"; return; }
+	if ! out=$(hconnect "reconnect_delay=1,ctrl_loss_tmo=30"); then
+		not_ok "$name: connect" "$out" "$(tail -n 10 "$TGT_LOG")"
+		target_stop
+		return
+	fi
+	set_ctrl "$out"
+	dev=$(wait_ns_dev "$CTRL" 30) || { not_ok "$name: namespace of $CTRL" "$(tail -n 10 "$TGT_LOG")"; fx_host_disconnect_all; target_stop; return; }
+	fio_verify "$dev" 120 "$name"
+	fault_fired "$name"
+	if [ -n "$re" ] && is_rnvme; then
+		dmesg_has "$name" "$re"
+	fi
+	local rec
+	rec=$(cat "/sys/class/nvme/$CTRL/rnvme/error_recoveries" 2>/dev/null || echo n/a)
+	if ctrl_live "$CTRL" && { [ "$rec" = n/a ] || [ "$rec" = 0 ]; }; then
+		ok "$name: $CTRL stayed live (error recoveries: $rec, queue_count $(ctrl_attr "$CTRL" queue_count))"
+	else
+		not_ok "$name: $CTRL stayed live without recovery" "state $(ctrl_attr "$CTRL" state), error_recoveries $rec"
+	fi
+	[ -z "${WORKS_EXTRA:-}" ] || $WORKS_EXTRA "$name"
+	fx_host_disconnect_all
+	nothing_left "$name"
+	target_stop
+}
+
+# ---------------------------------------------------------------- baseline
+if want none; then
+	fx_dmesg_mark "15-hostile:none"
+	target_start none || bail "the hostile target does not start: $(cat "$TGT_LOG")"
+	out=$(hconnect) || bail "connect to the well-behaved hostile target failed: $out; target: $(tail -n 20 "$TGT_LOG")"
+	set_ctrl "$out"
+	dev=$(wait_ns_dev "$CTRL" 30) || bail "no namespace on $CTRL"
+	ok "none: connected $CTRL ($dev, queue_count $(ctrl_attr "$CTRL" queue_count)) to the well-behaved target"
+	fio_verify "$dev" 120 none 8
+	fx_host_disconnect_all
+	nothing_left none
+	target_stop
+fi
+
+# ---------------------------------------------------------------- association refused
+scenario_refused reject --fault reject --fault-count -1 -- \
+	'rejected|reject'
+scenario_refused accept-disconnect --fault accept-disconnect -- \
+	'DISCONNECTED|disconnect|failed|error'
+scenario_refused fabrics-connect-error --fault fabrics-connect-error -- \
+	'Connect|connect'
+scenario_refused fabrics-connect-silent --fault fabrics-connect-silent -- \
+	'timeout|Connect|connect'
+scenario_refused io-connect-bad --fault io-connect-bad -- \
+	'Connect|connect'
+scenario_refused grant-zero-io-connect --fault grant-zero-io-connect --fault-count -1 -- \
+	'rejected|reject'
+# A CM connect request never answered: the host's wait ends with the RDMA
+# CM's own timeout (about 60 s), as in the in-tree driver; opt-in for time.
+if [ "${TEST_HOSTILE_SLOW:-0}" = 1 ]; then
+	REFUSE_BOUND=90 scenario_refused connect-silent --fault connect-silent -- \
+		'failed \(-110\)|UNREACHABLE|unreachable|timed out'
+else
+	tap_skip "takes 62 s (the RDMA CM's connect timeout); TEST_HOSTILE_SLOW=1 runs it" \
+		"connect-silent: a CM connect request never answered"
+fi
+
+# ---------------------------------------------------------------- faults the host recovers from
+scenario_recovers cqe-unknown-cid --fault cqe-unknown-cid -- 'unknown command id|invalid id|tag'
+scenario_recovers cqe-dup --fault cqe-dup -- 'duplicate response|genctr mismatch'
+# nvme-core bumps a request's generation counter when it completes, so a
+# stale completion is normally refused by nvme_find_rq ("genctr mismatch");
+# rnvme's own check catches one whose counter wrapped (16 uses later) and a
+# duplicate that arrives while the command is still in flight.
+scenario_recovers cqe-stale --fault cqe-stale -- 'stale response|genctr mismatch'
+scenario_recovers cqe-short --fault cqe-short -- 'response of 8 bytes|short|8 bytes'
+# The host's MR bounds the target's RDMA WRITE (remote access error at the
+# target); a completion before the data: the host invalidates the MR when it
+# ends the command, so the late data cannot land in memory that moved on.
+TGT_EXPECT='work completion error' scenario_recovers write-oob --fault write-oob -- 'RECV failed|starting error recovery'
+scenario_recovers inv-wrong-rkey --fault inv-wrong-rkey -- 'RECV failed: remote invalid request|which this command does not own'
+TGT_EXPECT='work completion error' scenario_recovers cqe-before-data --fault cqe-before-data -- 'RECV failed|starting error recovery'
+
+# ---------------------------------------------------------------- faults that need no recovery
+scenario_works accept-short-pd --fault accept-short-pd -- "target's accept: no NVMe/RDMA accept data|controller receive queue size 0"
+scenario_works accept-no-pd --fault accept-no-pd -- "target's accept: (no NVMe/RDMA accept data|controller receive queue size 0)"
+scenario_works accept-bad-pd --fault accept-bad-pd -- "target's accept: unknown accept record format"
+scenario_works cqe-bad-status --fault cqe-bad-status --fault-count 1 -- ''
+scenario_works sqhd-garbage --fault sqhd-garbage -- ''
+queues_capped() { # NAME: the huge grant did not inflate the queue count
+	local qc
+	qc=$(ctrl_attr "$CTRL" queue_count)
+	if [ "${qc:-0}" -ge 2 ] && [ "$qc" -le $(($(nproc) * 3 + 1)) ]; then
+		ok "$1: queue_count $qc (the host asked for at most $(($(nproc) * 3)) I/O queues)"
+	else
+		not_ok "$1: queue_count within what the host asked for" "queue_count $qc"
+	fi
+}
+WORKS_EXTRA=queues_capped scenario_works grant-huge --fault grant-huge -- ''
+aen_responsive() { # NAME: the admin queue still answers after the storm
+	check "$1: the admin queue answers (nvme id-ctrl) after $(fired) AENs" timeout 30 nvme id-ctrl "/dev/$CTRL"
+}
+WORKS_EXTRA=aen_responsive scenario_works aen-storm --fault aen-storm --fault-count 200 -- ''
+
+# ---------------------------------------------------------------- namespaces with metadata
+# Neither rnvme nor nvme_rdma on a device without signature MRs (rxe) offers
+# metadata to the block layer.  PI-only metadata still works: nvme-core sets
+# PRACT on every read and write (the target refuses any command without it),
+# and the controller inserts and strips the PI.  Other metadata: capacity 0.
+if want meta-pi1; then
+	fx_dmesg_mark "15-hostile:meta-pi1"
+	target_start meta-pi1 --ms 8 --pi 1 || not_ok "meta-pi1: target start"
+	if out=$(hconnect) && set_ctrl "$out" && dev=$(wait_ns_dev "$CTRL" 30); then
+		size=$(blockdev --getsize64 "$dev")
+		if [ "${size:-0}" -gt 0 ]; then ok "meta-pi1: 8 bytes of T10-PI type 1 per block: $dev has $size bytes"; else not_ok "meta-pi1: a PI-only namespace is usable" "size ${size:-?}"; fi
+		fio_verify "$dev" 120 meta-pi1
+		if grep -q refused "$TGT_LOG"; then not_ok "meta-pi1: every command carried PRACT" "$(grep -m3 refused "$TGT_LOG")"; else ok "meta-pi1: every command carried PRACT (the target refused none)"; fi
+	else
+		not_ok "meta-pi1: connect" "$out"
+	fi
+	fx_host_disconnect_all
+	nothing_left meta-pi1
+	target_stop
+fi
+if want meta-ms16; then
+	fx_dmesg_mark "15-hostile:meta-ms16"
+	target_start meta-ms16 --ms 16 || not_ok "meta-ms16: target start"
+	if out=$(hconnect) && set_ctrl "$out" && wait_for 30 ctrl_ns_dev "$CTRL"; then
+		ns=$(basename "$(ctrl_ns_dev "$CTRL")")
+		wait_for 10 test -e "/sys/block/$ns/size"
+		size=$(cat "/sys/block/$ns/size" 2>/dev/null)
+		if [ "${size:-x}" = 0 ]; then ok "meta-ms16: 16 bytes of other metadata per block: $ns has capacity 0 (nvme-core's rule)"; else not_ok "meta-ms16: capacity 0" "size ${size:-?} sectors"; fi
+	else
+		not_ok "meta-ms16: connect" "$out"
+	fi
+	fx_host_disconnect_all
+	nothing_left meta-ms16
+	target_stop
+fi
+
+suite_end_hostile() {
+	target_stop
+	echo "$admin_timeout0" > "$at"
+}
+suite_end_hostile
+suite_end
