@@ -158,6 +158,14 @@ int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 		err = -ECONNRESET;
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
+		set_bit(RNVME_Q_DISCONNECTED, &queue->flags);
+		if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_CONNECTING) {
+			dev_warn(ctrl->ctrl.device,
+				 "queue %d: the target disconnected while connecting: failing the queue's commands now\n",
+				 rnvme_queue_idx(queue));
+			rnvme_abort_queue_requests(queue);
+		}
+		fallthrough;
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		dev_dbg(ctrl->ctrl.device, "queue %d: %s: recovering\n",

@@ -740,9 +740,16 @@ static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
 	kfree(ctrl);
 }
 
+/*
+ * NVME_F_METADATA_SUPPORTED as in the in-tree driver: it lets nvme-core read
+ * a namespace's PI type (on 6.12 it stops before that without the flag, and
+ * a PI-only namespace gets capacity 0).  ctrl.max_integrity_segments stays 0
+ * (no signature MRs), so no namespace gets a block integrity profile: PI-only
+ * namespaces run with PRACT, others get capacity 0.
+ */
 static struct nvme_ctrl_ops rnvme_ctrl_ops = {
 	.module			= THIS_MODULE,
-	.flags			= NVME_F_FABRICS,
+	.flags			= NVME_F_FABRICS | NVME_F_METADATA_SUPPORTED,
 	.dev_attr_groups	= rnvme_ctrl_attr_groups,
 	.reg_read32		= nvmf_reg_read32,
 	.reg_read64		= nvmf_reg_read64,

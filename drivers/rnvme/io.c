@@ -354,6 +354,12 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (unlikely(rnvme_test_extra_work))
 		rnvme_test_burn(READ_ONCE(rnvme_test_extra_work));
 
+	/*
+	 * Nothing posted on a connection the target closed gets an answer:
+	 * fail or requeue at once (a Fabrics Connect fails: it is failfast).
+	 */
+	if (unlikely(test_bit(RNVME_Q_DISCONNECTED, &queue->flags)))
+		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
 	if (!nvme_check_ready(&queue->ctrl->ctrl, rq, ready))
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
 
@@ -466,6 +472,33 @@ static void rnvme_map_queues(struct blk_mq_tag_set *set)
 		if (pl->nr_queues)
 			blk_mq_map_queues(pl);
 	}
+}
+
+static bool rnvme_abort_one(struct request *rq, void *data)
+{
+	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+
+	if (req->queue == data && blk_mq_request_started(rq) &&
+	    !blk_mq_request_completed(rq))
+		blk_abort_request(rq);
+	return true;
+}
+
+/**
+ * rnvme_abort_queue_requests - end a connecting queue's commands now
+ * @queue: a queue whose connection the target closed
+ *
+ * While the controller connects, error recovery does not run, and a command
+ * the target will never answer (a Fabrics Connect, say) would wait for its
+ * timeout (the admin timeout: 60 s by default).  Aborting hands each one to
+ * rnvme_timeout() at once, which stops the queue and fails it.
+ */
+void rnvme_abort_queue_requests(struct rnvme_queue *queue)
+{
+	struct rnvme_ctrl *ctrl = queue->ctrl;
+
+	blk_mq_tagset_busy_iter(rnvme_queue_idx(queue) ? &ctrl->tag_set :
+				&ctrl->admin_tag_set, rnvme_abort_one, queue);
 }
 
 static enum blk_eh_timer_return rnvme_timeout(struct request *rq)

@@ -77,6 +77,7 @@ enum rnvme_queue_flags {
 	RNVME_Q_ALLOCATED	= 0,	/* CM id exists */
 	RNVME_Q_TR_READY	= 1,	/* CQ, QP, MR pool and response ring exist */
 	RNVME_Q_LIVE		= 2,	/* Fabrics Connect succeeded */
+	RNVME_Q_DISCONNECTED	= 3,	/* the CM reported the connection gone */
 };
 
 /**
@@ -313,6 +314,7 @@ int rnvme_post_recv(struct rnvme_queue *queue, struct rnvme_qe *qe);
 void rnvme_submit_async_event(struct nvme_ctrl *nctrl);
 void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op);
 void rnvme_end_request(struct rnvme_request *req);
+void rnvme_abort_queue_requests(struct rnvme_queue *queue);
 
 /* sysfs.c */
 extern const struct attribute_group *rnvme_ctrl_attr_groups[];
