@@ -69,6 +69,15 @@ Result<DiscoveryLog> decode_discovery_log(std::span<const uint8_t> b) {
       d.rdma_cms = e[770];
       d.rdma_pkey = static_cast<uint16_t>(le(e, 776, 2));
     }
+    // A record without a subsystem NQN or an address cannot be connected to: the target sent
+    // fewer bytes than its numrec claims (the host cannot see how many an RDMA WRITE carried),
+    // or a broken record. Refuse the page rather than show or connect to a blank entry.
+    if (d.subnqn.empty() || d.traddr.empty())
+      return make_error(ErrorCode::kFailure,
+                        fmt::format("discovery log record {} of {} has no {}", i, log.numrec,
+                                    d.subnqn.empty() ? "subsystem NQN" : "transport address"),
+                        "the target returned a short or malformed discovery log page",
+                        "check the target's discovery configuration, then run the command again");
     log.entries.push_back(std::move(d));
   }
   return log;

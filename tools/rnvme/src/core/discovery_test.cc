@@ -56,6 +56,33 @@ TEST(Discovery, HugeNumrecIsRejected) {
   EXPECT_FALSE(decode_discovery_log(bytes).ok());
 }
 
+// A hostile target: numrec says 2 but only one record carries data (the rest of the host buffer
+// stays zero), or the strings fill their fields with no NUL or padding.
+TEST(Discovery, BlankRecordIsAnError) {
+  auto bytes = make_discovery_log({{"nqn.2024-01.io.rnvme:a", "10.0.0.1", "4420"},
+                                   {"nqn.2024-01.io.rnvme:b", "10.0.0.1", "4420"}});
+  std::fill(bytes.begin() + kDiscoveryHeaderSize + kDiscoveryEntrySize, bytes.end(), 0);
+  auto log = decode_discovery_log(bytes);
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.error().message.find("record 1 of 2 has no subsystem NQN"), std::string::npos)
+      << log.error().message;
+  auto noaddr = make_discovery_log({{"nqn.2024-01.io.rnvme:a", "", "4420"}});
+  ASSERT_FALSE(decode_discovery_log(noaddr).ok());
+}
+
+TEST(Discovery, UnterminatedStringsStayWithinTheirFields) {
+  auto bytes = make_discovery_log({{"x", "y", "z"}});
+  auto* e = bytes.data() + kDiscoveryHeaderSize;
+  std::fill(e + 32, e + 64, 'P');
+  std::fill(e + 256, e + 512, 'N');
+  std::fill(e + 512, e + 768, 'A');
+  auto log = decode_discovery_log(bytes);
+  ASSERT_TRUE(log.ok()) << log.error().message;
+  EXPECT_EQ(log->entries[0].trsvcid, std::string(32, 'P'));
+  EXPECT_EQ(log->entries[0].subnqn, std::string(256, 'N'));
+  EXPECT_EQ(log->entries[0].traddr, std::string(256, 'A'));
+}
+
 TEST(Discovery, NonRdmaEntryHasNoRdmaFields) {
   auto bytes = make_discovery_log({{"nqn.2024-01.io.rnvme:tcp", "10.0.0.1", "4420", 2, 3}});
   auto log = decode_discovery_log(bytes);
