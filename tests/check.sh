@@ -300,9 +300,9 @@ if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
 	dk_siw=${RNVME_DEBUG_SIW_SUITES:-03 04 07}
 	# 15-hostile under the sanitizers: every scenario that takes the host
 	# through a different path (one of the three accept-data cases; not the
-	# bad status, SQ head and grant cases, which only pass through
-	# nvme-core): 17 of 26, about 190 s instead of 310 s
-	dk_hostile="none reject accept-disconnect fabrics-connect-error fabrics-connect-silent io-connect-bad"
+	# bad status, SQ head and huge-grant cases, which only pass through
+	# nvme-core): 18 of 26, about 215 s instead of 310 s
+	dk_hostile="none reject accept-disconnect fabrics-connect-error fabrics-connect-silent io-connect-bad grant-zero-io-connect"
 	dk_hostile+=" cqe-unknown-cid cqe-dup cqe-stale cqe-short write-oob inv-wrong-rkey cqe-before-data"
 	dk_hostile+=" accept-bad-pd aen-storm meta-pi1 meta-ms16"
 	if kill -0 "$dk_pid" 2>/dev/null; then
