@@ -98,7 +98,7 @@ constexpr FaultSpec kFaults[] = {
 	{"accept-short-pd", "accept with 2 bytes of private data"},
 	{"accept-no-pd", "accept with no private data"},
 	{"accept-bad-pd", "accept with recfmt 0xffff and crqsize 0"},
-	{"accept-disconnect", "accept, then disconnect at once"},
+	{"accept-disconnect", "accept, then disconnect as soon as the connection is established"},
 	{"connect-silent", "never answer the CM connect request"},
 	{"fabrics-connect-silent", "accept, never answer the Fabrics Connect command"},
 	{"fabrics-connect-error", "answer the admin Fabrics Connect with an error status"},
@@ -202,6 +202,7 @@ struct Conn {
 	Ctrl *ctrl = nullptr;
 	unsigned cq_events = 0;
 	bool established = false;
+	bool disconnect_when_established = false;
 	bool gone = false;
 	// per slot: the command being executed
 	std::vector<std::array<uint8_t, kSqeSize>> sqe;
@@ -1011,10 +1012,10 @@ void on_connect_request(rdma_cm_id *id, const rdma_conn_param &p, const uint8_t 
 		conn_destroy(c);
 		return;
 	}
-	if (fault_fire("accept-disconnect", "qid " + std::to_string(qid) + " disconnected right after accept")) {
-		c->gone = true;
-		rdma_disconnect(id);
-	}
+	// Disconnect once established: a DREQ that overtakes the host's RTU
+	// is dropped by the host's CM, and the host could not tell.
+	if (fault_fire("accept-disconnect", "qid " + std::to_string(qid) + " disconnected once established"))
+		c->disconnect_when_established = true;
 }
 
 void on_cm_event(rdma_cm_event *ev)
@@ -1032,8 +1033,13 @@ void on_cm_event(rdma_cm_event *ev)
 		return;
 	}
 	case RDMA_CM_EVENT_ESTABLISHED:
-		if (c)
+		if (c) {
 			c->established = true;
+			if (c->disconnect_when_established && !c->gone) {
+				c->gone = true;
+				rdma_disconnect(id);
+			}
+		}
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_REJECTED:

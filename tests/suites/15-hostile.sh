@@ -163,24 +163,40 @@ scenario_refused() {
 	target_stop
 }
 
+# connected_scenario NAME FAULT-ARGS...: the target with its fault, a
+# controller with reconnects 1 s apart, its namespace in DEV; on a failure a
+# test point says which step failed and everything is torn down (returns 1).
+DEV=
+connected_scenario() {
+	local name=$1 out
+	shift
+	fx_dmesg_mark "15-hostile:$name"
+	target_start "$name" "$@" || { not_ok "$name: target start"; return 1; }
+	if ! out=$(hconnect "reconnect_delay=1,ctrl_loss_tmo=30"); then
+		not_ok "$name: connect" "$out" "$(tail -n 10 "$TGT_LOG")"
+		target_stop
+		return 1
+	fi
+	set_ctrl "$out"
+	if ! DEV=$(wait_ns_dev "$CTRL" 30); then
+		not_ok "$name: namespace of $CTRL" "$(tail -n 10 "$TGT_LOG")"
+		fx_host_disconnect_all
+		target_stop
+		return 1
+	fi
+}
+
 # scenario_recovers NAME FAULT-ARGS... -- HOST-LOG-REGEX: connect, then I/O
 # that triggers the fault; the host logs it, the controller is live again
 # within a bound, and verified I/O passes afterwards.
 scenario_recovers() {
-	local name=$1 re args=() out dev t
+	local name=$1 re args=() dev t
 	shift
 	while [ "$1" != -- ]; do args+=("$1"); shift; done
 	re=$2
 	want "$name" || return 0
-	fx_dmesg_mark "15-hostile:$name"
-	target_start "$name" "${args[@]}" || { not_ok "$name: target start"; return; }
-	if ! out=$(hconnect "reconnect_delay=1,ctrl_loss_tmo=30"); then
-		not_ok "$name: connect" "$out" "$(tail -n 10 "$TGT_LOG")"
-		target_stop
-		return
-	fi
-	set_ctrl "$out"
-	dev=$(wait_ns_dev "$CTRL" 30) || { not_ok "$name: namespace of $CTRL" "$(tail -n 10 "$TGT_LOG")"; fx_host_disconnect_all; target_stop; return; }
+	connected_scenario "$name" "${args[@]}" || return 0
+	dev=$DEV
 	# reads trigger the read faults; everything else fires on its own
 	timeout 60 dd if="$dev" of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null
 	fault_fired "$name"
@@ -211,20 +227,13 @@ is_rnvme() { [ "$HOST_DRIVER" != inbox ]; }
 # I/O passes; with a regex (rnvme only: the in-tree driver logs less), the
 # host said what it saw.
 scenario_works() {
-	local name=$1 re args=() out dev
+	local name=$1 re args=() dev
 	shift
 	while [ "$1" != -- ]; do args+=("$1"); shift; done
 	re=${2:-}
 	want "$name" || return 0
-	fx_dmesg_mark "15-hostile:$name"
-	target_start "$name" "${args[@]}" || { not_ok "$name: target start"; return; }
-	if ! out=$(hconnect "reconnect_delay=1,ctrl_loss_tmo=30"); then
-		not_ok "$name: connect" "$out" "$(tail -n 10 "$TGT_LOG")"
-		target_stop
-		return
-	fi
-	set_ctrl "$out"
-	dev=$(wait_ns_dev "$CTRL" 30) || { not_ok "$name: namespace of $CTRL" "$(tail -n 10 "$TGT_LOG")"; fx_host_disconnect_all; target_stop; return; }
+	connected_scenario "$name" "${args[@]}" || return 0
+	dev=$DEV
 	fio_verify "$dev" 120 "$name"
 	fault_fired "$name"
 	if [ -n "$re" ] && is_rnvme; then
