@@ -497,7 +497,10 @@ static void rnvme_error_recovery_work(struct work_struct *work)
 
 	cancel_delayed_work_sync(&ctrl->ack_wd_work);
 	flush_work(&ctrl->ctrl.async_event_work);
-	ctrl->cm_deferred = !rnvme_queue_port_active(&ctrl->queues[0]);
+	/* Soft-RoCE's workaround only: real devices release at once */
+	ctrl->cm_deferred = ctrl->queues[0].dev &&
+		rnvme_soft_rdma(ctrl->queues[0].dev->ibdev->ops.driver_id) &&
+		!rnvme_queue_port_active(&ctrl->queues[0]);
 	if (ctrl->cm_deferred) {
 		dev_info(ctrl->ctrl.device,
 			 "RDMA port of %s (or its link) is down: connections are released when it returns\n",

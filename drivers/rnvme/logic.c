@@ -183,6 +183,23 @@ const char *rnvme_cm_rej_msg(u16 status)
 EXPORT_SYMBOL_IF_KUNIT(rnvme_cm_rej_msg);
 
 /**
+ * rnvme_soft_rdma - is this a software RDMA device (Soft-RoCE, Soft-iWARP)?
+ * @driver_id: the device's ops.driver_id
+ *
+ * Their quirks get workarounds that real hardware must not pay for: a
+ * longer ACK timeout, and CM teardown deferred while the port is down
+ * (Soft-RoCE's GSI QP stays in error after a failed send, so a DREQ sent
+ * on a down link would end its CM traffic for good; on a real device the
+ * deferral would only pin the connection's resources until the link
+ * returns).
+ */
+bool rnvme_soft_rdma(enum rdma_driver_id driver_id)
+{
+	return driver_id == RDMA_DRIVER_RXE || driver_id == RDMA_DRIVER_SIW;
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_soft_rdma);
+
+/**
  * rnvme_cm_rep_problem - check the target's RDMA CM accept private data
  * @pd:         the private data of the ESTABLISHED event (may be NULL)
  * @len:        its length (IB/RoCE pad it to the REP's full size)

@@ -10,6 +10,7 @@
 #include <linux/blk-mq.h>
 #include <linux/nvme.h>
 #include <linux/nvme-rdma.h>
+#include <rdma/ib_user_ioctl_verbs.h>
 
 /* Longest transport name rnvme registers (fits nvme-core's sysfs output). */
 #define RNVME_TRANSPORT_NAME_MAX	16
@@ -42,6 +43,7 @@ bool rnvme_sqsize_fits_tag_set(u16 sqsize, u32 tag_depth);
 void rnvme_cm_req_init(struct nvme_rdma_cm_req *req, u16 qid, u16 queue_size);
 const char *rnvme_cm_rej_msg(u16 status);
 const char *rnvme_cm_rep_problem(const void *pd, u8 len, u16 queue_size);
+bool rnvme_soft_rdma(enum rdma_driver_id driver_id);
 
 void rnvme_sgl_null(struct nvme_command *c);
 void rnvme_sgl_keyed(struct nvme_command *c, u64 addr, u32 len, u32 key,

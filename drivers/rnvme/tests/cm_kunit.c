@@ -146,6 +146,17 @@ static void rnvme_cm_rep_checks(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, rnvme_cm_rep_problem(&rep, 196, 32));
 }
 
+/* Soft-RoCE and Soft-iWARP get the software workarounds; hardware does not. */
+static void rnvme_soft_rdma_devices(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, rnvme_soft_rdma(RDMA_DRIVER_RXE));
+	KUNIT_EXPECT_TRUE(test, rnvme_soft_rdma(RDMA_DRIVER_SIW));
+	KUNIT_EXPECT_FALSE(test, rnvme_soft_rdma(RDMA_DRIVER_MLX5));
+	KUNIT_EXPECT_FALSE(test, rnvme_soft_rdma(RDMA_DRIVER_BNXT_RE));
+	KUNIT_EXPECT_FALSE(test, rnvme_soft_rdma(RDMA_DRIVER_IRDMA));
+	KUNIT_EXPECT_FALSE(test, rnvme_soft_rdma(RDMA_DRIVER_UNKNOWN));
+}
+
 static struct kunit_case rnvme_cm_cases[] = {
 	KUNIT_CASE(rnvme_cm_req_size),
 	KUNIT_CASE(rnvme_cm_req_admin),
@@ -155,6 +166,7 @@ static struct kunit_case rnvme_cm_cases[] = {
 	KUNIT_CASE(rnvme_cm_rej_known),
 	KUNIT_CASE(rnvme_cm_rej_unknown),
 	KUNIT_CASE(rnvme_cm_rep_checks),
+	KUNIT_CASE(rnvme_soft_rdma_devices),
 	{}
 };
 
