@@ -15,6 +15,7 @@ set -uo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 suite_begin
+SUITE_MARK=$FX_DMESG_MARK
 
 HT=${RNVME_OUT:-$REPO/build}/hostile/rnvme-hostile-target
 [ -x "$HT" ] || bail "$HT not built (make hostile)"
@@ -59,6 +60,8 @@ target_stop() {
 	fi
 	wait "$TGT_PID" 2>/dev/null
 	TGT_PID=
+	# each scenario marks the kernel log: check its own stretch here
+	fx_dmesg_check "$SCEN: no kernel warnings/oopses"
 	echo "# $SCEN: $(secs_since "$SCEN_T0") s"
 }
 fired() { grep -c '^fault .* fired' "$TGT_LOG" 2>/dev/null || true; }
@@ -367,6 +370,8 @@ fi
 suite_end_hostile() {
 	target_stop
 	echo "$admin_timeout0" > "$at"
+	# suite_end's check covers the whole suite again, from its first mark
+	FX_DMESG_MARK=$SUITE_MARK
 }
 suite_end_hostile
 suite_end
