@@ -344,7 +344,8 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 	struct rnvme_qe *sqe = &req->sqe;
 	struct nvme_command *c = nvme_req(rq)->cmd;
-	bool ready = test_bit(RNVME_Q_LIVE, &queue->flags);
+	unsigned long qflags = READ_ONCE(queue->flags);
+	bool ready = qflags & BIT(RNVME_Q_LIVE);
 	struct ib_device *ibdev;
 	blk_status_t ret;
 	int err;
@@ -358,7 +359,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	 * Nothing posted on a connection the target closed gets an answer:
 	 * fail or requeue at once (a Fabrics Connect fails: it is failfast).
 	 */
-	if (unlikely(test_bit(RNVME_Q_DISCONNECTED, &queue->flags)))
+	if (unlikely(qflags & BIT(RNVME_Q_DISCONNECTED)))
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
 	if (!nvme_check_ready(&queue->ctrl->ctrl, rq, ready))
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);

@@ -166,7 +166,6 @@ void logf(const char *fmt, ...)
 
 // ---------------------------------------------------------------- device
 struct Device {
-	ibv_context *ctx = nullptr;
 	ibv_pd *pd = nullptr;
 	ibv_comp_channel *chan = nullptr;
 };
@@ -201,7 +200,6 @@ struct Conn {
 	uint16_t sqhd = 0;
 	Ctrl *ctrl = nullptr;
 	unsigned cq_events = 0;
-	bool established = false;
 	bool disconnect_when_established = false;
 	bool gone = false;
 	// per slot: the command being executed
@@ -248,7 +246,6 @@ Device *device_for(ibv_context *ctx)
 	if (d)
 		return d.get();
 	d = std::make_unique<Device>();
-	d->ctx = ctx;
 	d->pd = ibv_alloc_pd(ctx);
 	d->chan = ibv_create_comp_channel(ctx);
 	if (!d->pd || !d->chan) {
@@ -905,13 +902,21 @@ void poll_cq(Conn *c)
 }
 
 // ---------------------------------------------------------------- CM
+// reject_with: refuse a connect request with an NVMe/RDMA reject status
+void reject_with(rdma_cm_id *id, uint16_t sts)
+{
+	uint8_t rej[4];
+	put<uint16_t>(rej, 0, 0);	// recfmt
+	put<uint16_t>(rej, 2, sts);
+	rdma_reject(id, rej, sizeof(rej));
+	rdma_destroy_id(id);
+}
+
 void on_connect_request(rdma_cm_id *id, const rdma_conn_param &p, const uint8_t *pd)
 {
 	if (p.private_data_len < 8) {
 		logf("connect request with %u bytes of private data: rejected", p.private_data_len);
-		uint8_t rej[4] = {0, 0, 1, 0};
-		rdma_reject(id, rej, sizeof(rej));
-		rdma_destroy_id(id);
+		reject_with(id, 0x1);	// invalid private data length
 		return;
 	}
 	uint16_t qid = get<uint16_t>(pd, 2), hrqsize = get<uint16_t>(pd, 4), hsqsize = get<uint16_t>(pd, 6);
@@ -921,11 +926,7 @@ void on_connect_request(rdma_cm_id *id, const rdma_conn_param &p, const uint8_t 
 	if (fault_is("reject") || (fault_is("grant-zero-io-connect") && qid > 0)) {
 		if (fault_fire(cfg.fault, "qid " + std::to_string(qid) + " rejected with status " +
 					   std::to_string(rej_sts[rej_i % std::size(rej_sts)]))) {
-			uint8_t rej[4];
-			put<uint16_t>(rej, 0, 0);
-			put<uint16_t>(rej, 2, rej_sts[rej_i++ % std::size(rej_sts)]);
-			rdma_reject(id, rej, sizeof(rej));
-			rdma_destroy_id(id);
+			reject_with(id, rej_sts[rej_i++ % std::size(rej_sts)]);
 			return;
 		}
 	}
@@ -935,12 +936,8 @@ void on_connect_request(rdma_cm_id *id, const rdma_conn_param &p, const uint8_t 
 	}
 	unsigned depth = std::max<unsigned>(hsqsize + 1, 2);
 	if (depth > kMqes + 2 || hrqsize == 0) {
-		uint8_t rej[4];
-		put<uint16_t>(rej, 0, 0);
-		put<uint16_t>(rej, 2, hrqsize == 0 ? 0x5 : 0x4);
 		logf("qid %u: hsqsize %u / hrqsize %u out of range: rejected", qid, hsqsize, hrqsize);
-		rdma_reject(id, rej, sizeof(rej));
-		rdma_destroy_id(id);
+		reject_with(id, hrqsize == 0 ? 0x5 : 0x4);
 		return;
 	}
 	auto *c = new Conn;
@@ -959,12 +956,15 @@ void on_connect_request(rdma_cm_id *id, const rdma_conn_param &p, const uint8_t 
 	c->mr = ibv_reg_mr(c->dev->pd, c->buf, c->buf_len,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 	c->cq = ibv_create_cq(id->verbs, int(depth * 4 + 8), c, c->dev->chan, 0);
-	if (!c->mr || !c->cq) {
-		logf("qid %u: cannot allocate MR/CQ (%s)", qid, std::strerror(errno));
+	// a connection that cannot be built is refused; conn_destroy() frees
+	// what exists (the id included)
+	auto refuse = [&](const char *what) {
+		logf("qid %u: %s: %s", qid, what, std::strerror(errno));
 		rdma_reject(id, nullptr, 0);
-		c->id = nullptr;
 		conn_destroy(c);
-		rdma_destroy_id(id);
+	};
+	if (!c->mr || !c->cq) {
+		refuse("cannot allocate MR/CQ");
 		return;
 	}
 	ibv_req_notify_cq(c->cq, 0);
@@ -977,11 +977,7 @@ void on_connect_request(rdma_cm_id *id, const rdma_conn_param &p, const uint8_t 
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(id, c->dev->pd, &qa)) {
-		logf("qid %u: rdma_create_qp: %s", qid, std::strerror(errno));
-		rdma_reject(id, nullptr, 0);
-		c->id = nullptr;
-		conn_destroy(c);
-		rdma_destroy_id(id);
+		refuse("rdma_create_qp");
 		return;
 	}
 	for (unsigned s = 0; s < depth; s++)
@@ -1033,12 +1029,9 @@ void on_cm_event(rdma_cm_event *ev)
 		return;
 	}
 	case RDMA_CM_EVENT_ESTABLISHED:
-		if (c) {
-			c->established = true;
-			if (c->disconnect_when_established && !c->gone) {
-				c->gone = true;
-				rdma_disconnect(id);
-			}
+		if (c && c->disconnect_when_established && !c->gone) {
+			c->gone = true;
+			rdma_disconnect(id);
 		}
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
