@@ -120,6 +120,37 @@ TEST_F(ConnectTest, TestnqnConnectsWithAWarning) {
       << env.err.str();
 }
 
+TEST_F(ConnectTest, OffFormHostnqnWarnsOnceWhetherOptionOrFile) {
+  opts.hostnqn = "testhost";
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_NE(env.fabrics.written[0].find(",hostnqn=testhost,"), std::string::npos);
+  EXPECT_EQ(env.err.str(),
+            "warning: --hostnqn: 'testhost' is not in the NVMe form nqn.yyyy-mm.<reverse "
+            "domain>:<name> (or nqn.2014-08.org.nvmexpress:uuid:<uuid>); the kernel accepts it, "
+            "some targets and tools may not\n");
+  TestEnv file_env;
+  add_host_identity(file_env.fs);
+  file_env.fs.add("/etc/nvme/hostnqn", "testhost\n");
+  opts.hostnqn.clear();
+  ASSERT_TRUE(run_connect(file_env.ctx, opts).ok());
+  EXPECT_NE(file_env.fabrics.written[0].find(",hostnqn=testhost,"), std::string::npos);
+  EXPECT_EQ(file_env.err.str().rfind("warning: /etc/nvme/hostnqn: 'testhost' is not in the NVMe "
+                                     "form", 0),
+            0u)
+      << file_env.err.str();
+  EXPECT_EQ(file_env.err.str().find("warning", 1), std::string::npos) << file_env.err.str();
+}
+
+TEST_F(ConnectTest, RefusedNqnNamesTheOptionAndWritesNothing) {
+  opts.nqn = "nqn.2024-01.io.rnvme:" + std::string(202, 'x');  // 223 bytes
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(st.error().code, ErrorCode::kUsage);
+  EXPECT_NE(st.error().message.find("for --nqn"), std::string::npos);
+  EXPECT_NE(st.error().cause.find("223 bytes long"), std::string::npos) << st.error().cause;
+}
+
 TEST_F(ConnectTest, BadOptionValueIsRefusedBeforeWriting) {
   opts.queue_size = 4096;
   auto st = run_connect(env.ctx, opts);

@@ -78,8 +78,11 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
     // A missing file is the kernel's business (it has a default host), and so is a hostid that
     // is not the hostnqn's UUID (no rule requires it); an unusable file is ours.
     if (!p.fatal || p.kind == HostProblem::kMissing) {
-      if (p.kind == HostProblem::kNonStandard)
-        ctx.out.note(fmt::format("warning: {}: {}", p.source, p.problem));
+      if (p.kind == HostProblem::kNonStandard) {
+        // option_warnings() has already spoken for a --hostnqn given on the command line.
+        if (p.source.rfind("--", 0) != 0)
+          ctx.out.note(fmt::format("warning: {}: {}", p.source, p.problem));
+      }
       else if (ctx.verbose)
         ctx.out.note(fmt::format("note: {}: {}", p.source, p.problem));
       continue;

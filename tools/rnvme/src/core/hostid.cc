@@ -16,20 +16,72 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(first, last - first + 1));
 }
 
-bool is_valid_nqn(std::string_view nqn) {
-  if (nqn.empty() || nqn.size() > kNqnMaxLen) return false;
-  return nqn.find_first_of(std::string_view(",\n\0", 3)) == std::string_view::npos;
+std::optional<std::string> nqn_refusal(std::string_view nqn) {
+  if (nqn.empty()) return "it is empty";
+  if (nqn.size() > kNqnMaxLen)
+    return fmt::format("it is {} bytes long; the kernel takes at most {} (NVMF_NQN_SIZE {} with "
+                       "the terminating NUL)",
+                       nqn.size(), kNqnMaxLen, kNqnMaxLen + 1);
+  if (nqn.find(',') != std::string_view::npos)
+    return "it contains a comma, which would end the option in the string written to "
+           "/dev/nvme-fabrics";
+  if (nqn.find('\n') != std::string_view::npos)
+    return "it contains a newline, which would end the option in the string written to "
+           "/dev/nvme-fabrics";
+  if (nqn.find('\0') != std::string_view::npos)
+    return "it contains a NUL byte, which would end the string written to /dev/nvme-fabrics";
+  return std::nullopt;
 }
 
+bool is_valid_nqn(std::string_view nqn) { return !nqn_refusal(nqn); }
+
+namespace {
+
+bool all_digits(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// "org.nvmexpress", "io.rnvme": dot-separated labels of letters, digits and hyphens.
+bool is_reverse_domain(std::string_view d) {
+  if (d.empty()) return false;
+  while (true) {
+    auto dot = d.find('.');
+    auto label = d.substr(0, dot);
+    if (label.empty() || !std::all_of(label.begin(), label.end(), [](unsigned char c) {
+          return std::isalnum(c) || c == '-';
+        }))
+      return false;
+    if (dot == std::string_view::npos) return true;
+    d.remove_prefix(dot + 1);
+  }
+}
+
+}  // namespace
+
 std::optional<std::string> nqn_oddity(std::string_view nqn) {
-  if (nqn.substr(0, 4) != "nqn." || nqn.size() <= 4)
-    return fmt::format("'{}' is not in the NVMe form nqn.yyyy-mm.<reverse domain>:<name>; the kernel "
-                       "accepts it, some targets and tools may not",
-                       nqn);
-  if (!std::all_of(nqn.begin(), nqn.end(), [](unsigned char c) { return std::isgraph(c); }))
-    return fmt::format("'{}' contains spaces or control characters; the kernel accepts it, some "
-                       "targets and tools may not",
-                       nqn);
+  const auto tail = " the kernel accepts it, some targets and tools may not";
+  // Bytes above 0x7f are let through: the NVMe spec allows UTF-8 in an NQN.
+  if (std::any_of(nqn.begin(), nqn.end(), [](unsigned char c) { return c <= 0x20 || c == 0x7f; }))
+    return fmt::format("'{}' contains spaces or control characters;{}", nqn, tail);
+  if (nqn == kDiscoveryNqn) return std::nullopt;
+  const auto form = fmt::format(
+      "'{}' is not in the NVMe form nqn.yyyy-mm.<reverse domain>:<name> (or {}<uuid>);{}", nqn,
+      kUuidNqnPrefix, tail);
+  // nqn. yyyy - mm . domain : name
+  if (nqn.size() < 12 || nqn.substr(0, 4) != "nqn." || !all_digits(nqn.substr(4, 4)) ||
+      nqn[8] != '-' || !all_digits(nqn.substr(9, 2)) || nqn[11] != '.')
+    return form;
+  const int month = (nqn[9] - '0') * 10 + (nqn[10] - '0');
+  if (month < 1 || month > 12) return form;
+  const auto rest = nqn.substr(12);
+  const auto colon = rest.find(':');
+  if (colon == std::string_view::npos || colon + 1 == rest.size() ||
+      !is_reverse_domain(rest.substr(0, colon)))
+    return form;
+  if (nqn.substr(0, kUuidNqnPrefix.size()) == kUuidNqnPrefix &&
+      !is_valid_uuid(nqn.substr(kUuidNqnPrefix.size())))
+    return fmt::format("'{}' has the {}<uuid> prefix but no UUID after it;{}", nqn,
+                       kUuidNqnPrefix, tail);
   return std::nullopt;
 }
 
@@ -84,12 +136,11 @@ HostCheck check_host_identity(const HostIdentityInput& in) {
     hc.hostnqn = trim(*in.hostnqn);
     if (hc.hostnqn.empty())
       hc.problems.push_back({HostProblem::kEmpty, in.hostnqn_source, "empty", gen, true});
-    else if (!is_valid_nqn(hc.hostnqn))
-      hc.problems.push_back(
-          {HostProblem::kInvalid, in.hostnqn_source,
-           fmt::format("'{}' is not a host NQN the kernel accepts (at most {} bytes, no commas)",
-                       hc.hostnqn, kNqnMaxLen),
-           gen, true});
+    else if (auto why = nqn_refusal(hc.hostnqn))
+      hc.problems.push_back({HostProblem::kInvalid, in.hostnqn_source,
+                             fmt::format("'{}' is not a host NQN the kernel accepts: {}",
+                                         hc.hostnqn, *why),
+                             gen, true});
     else if (auto odd = nqn_oddity(hc.hostnqn))
       hc.problems.push_back({HostProblem::kNonStandard, in.hostnqn_source, *odd, gen, false});
   }

@@ -14,11 +14,15 @@ inline constexpr std::string_view kHostnqnPath = "/etc/nvme/hostnqn";
 inline constexpr std::string_view kHostidPath = "/etc/nvme/hostid";
 inline constexpr std::string_view kUuidNqnPrefix = "nqn.2014-08.org.nvmexpress:uuid:";
 
-// What the kernel accepts (nvmf_parse_options): 1 to 222 bytes, and nothing that would split the
-// option string (',' or a newline) or end it (NUL).  The NVMe form is not required.
-bool is_valid_nqn(std::string_view nqn);
-// Why an NQN the kernel accepts is not in the NVMe form ("nqn.yyyy-mm.<reverse domain>:<name>"),
-// for a warning; nullopt when it is.
+// Why the kernel would refuse `nqn` as nqn= or hostnqn= (nvmf_parse_options, Linux 6.1 and 6.12):
+// empty (the "%s" token needs a value), 223 bytes or more (NVMF_NQN_SIZE with its NUL), or a byte
+// that ends the option in the string written to /dev/nvme-fabrics (',' and '\n' separate options,
+// NUL ends the string).  nullopt: the kernel takes it; it checks nothing else, not the NVMe form.
+std::optional<std::string> nqn_refusal(std::string_view nqn);
+bool is_valid_nqn(std::string_view nqn);  // !nqn_refusal(nqn)
+// Why an NQN the kernel accepts is not in an NVMe form, for a warning; nullopt when it is in one:
+// "nqn.yyyy-mm.<reverse domain>:<name>", "nqn.2014-08.org.nvmexpress:uuid:<uuid>", or the
+// well-known discovery NQN "nqn.2014-08.org.nvmexpress.discovery".
 std::optional<std::string> nqn_oddity(std::string_view nqn);
 bool is_valid_uuid(std::string_view uuid);
 // The UUID of a "nqn.2014-08.org.nvmexpress:uuid:<uuid>" host NQN, lower-cased.

@@ -24,13 +24,37 @@ TEST(HostId, NqnValidityIsTheKernels) {
   EXPECT_FALSE(is_valid_nqn("nqn." + std::string(219, 'x')));  // 223 bytes: the kernel refuses
 }
 
+TEST(HostId, NqnRefusalSaysWhy) {
+  EXPECT_EQ(nqn_refusal("testnqn"), std::nullopt);
+  EXPECT_NE(nqn_refusal("")->find("empty"), std::string::npos);
+  EXPECT_NE(nqn_refusal("a,b")->find("comma"), std::string::npos);
+  EXPECT_NE(nqn_refusal("a\nb")->find("newline"), std::string::npos);
+  EXPECT_NE(nqn_refusal(std::string("a\0b", 3))->find("NUL"), std::string::npos);
+  auto long_one = nqn_refusal(std::string(223, 'x'));
+  ASSERT_TRUE(long_one);
+  EXPECT_NE(long_one->find("223 bytes long; the kernel takes at most 222"), std::string::npos)
+      << *long_one;
+}
+
 TEST(HostId, NqnOddityWarnsOnlyOffTheNvmeForm) {
-  EXPECT_EQ(nqn_oddity(kNqn), std::nullopt);
-  EXPECT_EQ(nqn_oddity("nqn.2024-01.io.rnvme:host-1"), std::nullopt);
+  for (const char* in_form :
+       {kNqn, "nqn.2024-01.io.rnvme:host-1", "nqn.2014-08.org.nvmexpress.discovery",
+        "nqn.2014-08.org.nvmexpress.rnvme:test1", "nqn.1992-05.com.example:storage:disk.1",
+        "nqn.2024-12.io.rnvme:\xc3\xa9t\xc3\xa9"})  // UTF-8 is allowed
+    EXPECT_EQ(nqn_oddity(in_form), std::nullopt) << in_form;
   ASSERT_TRUE(nqn_oddity("testnqn"));
   EXPECT_NE(nqn_oddity("testnqn")->find("'testnqn' is not in the NVMe form"), std::string::npos);
-  EXPECT_TRUE(nqn_oddity("nqn."));
-  EXPECT_TRUE(nqn_oddity("nqn.2024-01.io.rnvme:h 1"));
+  EXPECT_NE(nqn_oddity("testnqn")->find("the kernel accepts it"), std::string::npos);
+  for (const char* off_form :
+       {"nqn.", "nqn.x", "nqn.2024-01", "nqn.2024-01.io.rnvme", "nqn.2024-01.io.rnvme:",
+        "nqn.2024-13.io.rnvme:t", "nqn.2024-00.io.rnvme:t", "nqn.24-01.io.rnvme:t",
+        "nqn.2024-01.:t", "nqn.2024-01.io..rnvme:t", "nqn.2024-01.io_rnvme:t",
+        "iqn.2024-01.io.rnvme:t", "NQN.2024-01.io.rnvme:t", "nqn.2024-01.io.rnvme:h 1",
+        "nqn.2024-01.io.rnvme:h\t1", "nqn.2014-08.org.nvmexpress.discovery2",
+        "nqn.2014-08.org.nvmexpress:uuid:1234"})
+    EXPECT_TRUE(nqn_oddity(off_form)) << off_form;
+  EXPECT_NE(nqn_oddity("nqn.2014-08.org.nvmexpress:uuid:1234")->find("no UUID"), std::string::npos);
+  EXPECT_NE(nqn_oddity("nqn.2024-01.io.rnvme:h 1")->find("spaces"), std::string::npos);
 }
 
 TEST(HostId, ConflictIsTheKernelsRuleAcrossControllers) {
