@@ -88,6 +88,40 @@ TEST_F(ConnectTest, DebianDefaultHostnqnAndHostidPairConnects) {
   EXPECT_EQ(env.err.str().find("error"), std::string::npos) << env.err.str();
 }
 
+// Existing controllers that use the same unrelated pair are no conflict either.
+TEST_F(ConnectTest, DebianPairBesideControllersUsingItConnects) {
+  const std::string other = "11111111-2222-4333-8444-555555555555";
+  env.fs.add("/etc/nvme/hostid", other + "\n");
+  add_sample_controllers(env.fs);
+  for (const char* c : {"nvme0", "nvme1", "nvme2"})
+    env.fs.add(std::string("/sys/class/nvme/") + c + "/hostid", other + "\n");
+  opts.nqn = "nqn.2024-01.io.rnvme:target9";
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok()) << env.err.str();
+  EXPECT_EQ(env.fabrics.written.size(), 1u);
+}
+
+// nvme-cli's rule: without /etc/nvme/hostid the UUID in the host NQN is the host ID (Linux 6.12
+// would otherwise pair the NQN with its default host's ID and refuse it).
+TEST_F(ConnectTest, MissingHostidFileSendsTheHostnqnUuid) {
+  env.fs.remove("/etc/nvme/hostid");
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_NE(env.fabrics.written[0].find(std::string(",hostid=") + kHostUuid), std::string::npos)
+      << env.fabrics.written[0];
+  EXPECT_EQ(env.err.str(), "");  // a note only with -v
+}
+
+TEST_F(ConnectTest, HostnqnWithoutAnyHostidConnectsWithAWarning) {
+  env.fs.remove("/etc/nvme/hostid");
+  env.fs.add("/etc/nvme/hostnqn", "nqn.2024-01.io.rnvme:host-1\n");
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_EQ(env.fabrics.written[0].find("hostid="), std::string::npos);
+  EXPECT_NE(env.err.str().find("warning: /etc/nvme/hostid: missing, and host NQN "
+                               "nqn.2024-01.io.rnvme:host-1 carries no UUID"),
+            std::string::npos)
+      << env.err.str();
+  EXPECT_NE(env.err.str().find("  fix: "), std::string::npos);
+}
+
 TEST_F(ConnectTest, HostidOptionUnlikeTheHostnqnUuidConnects) {
   opts.hostid = "11111111-2222-4333-8444-555555555555";
   ASSERT_TRUE(run_connect(env.ctx, opts).ok());
@@ -108,6 +142,24 @@ TEST_F(ConnectTest, HostnqnInUseWithAnotherHostidIsRefusedBeforeWriting) {
       << st.error().message;
   EXPECT_NE(st.error().fix.find("--hostid=11111111-2222-4333-8444-555555555555"), std::string::npos)
       << st.error().fix;
+}
+
+TEST_F(ConnectTest, HostidInUseWithAnotherHostnqnIsRefusedBeforeWriting) {
+  add_controller(env.fs, "nvme6", "nvme-subsys6", "nqn.2024-01.io.rnvme:other", "rdma",
+                 "192.168.50.20", "4420");
+  env.fs.add("/sys/class/nvme/nvme6/hostnqn", "nqn.2024-01.io.rnvme:host-b\n");
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(st.error().code, ErrorCode::kConfig);
+  EXPECT_NE(st.error().message.find(std::string("nvme6 already uses host ID ") + kHostUuid +
+                                    " with host NQN nqn.2024-01.io.rnvme:host-b"),
+            std::string::npos)
+      << st.error().message;
+  EXPECT_NE(st.error().fix.find("--hostnqn=nqn.2024-01.io.rnvme:host-b"), std::string::npos);
+  // --duplicate-connect does not lift it: the kernel's rule is about hosts, not associations
+  opts.duplicate_connect = true;
+  EXPECT_FALSE(run_connect(env.ctx, opts).ok());
 }
 
 TEST_F(ConnectTest, TestnqnConnectsWithAWarning) {

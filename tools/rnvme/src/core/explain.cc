@@ -107,9 +107,11 @@ std::optional<Diagnosis> from_kernel_lines(const ConnectFacts& f) {
                 "load the transport: 'modprobe rnvme' (or 'modprobe nvme-rdma')");
   if (find_line(k, {"found same hostid", "found same hostnqn"}))
     return make(FailureClass::kHostIdentity,
-                "the kernel already knows this hostnqn with a different hostid (or the reverse)",
-                "use the same --hostnqn/--hostid pair as the existing connections ('rnvme list' "
-                "shows theirs), or disconnect them first");
+                "the kernel already pairs this host NQN with another host ID, or this host ID "
+                "with another host NQN (its default host counts when only one of the two is "
+                "given)",
+                "use the pair the existing controllers use ('rnvme list' shows their hostnqn and "
+                "hostid) and give both, or disconnect those controllers first");
   if (auto* l = find_line(k, {"invalid parameter", "unknown parameter", "missing parameter",
                                "Invalid ", "bad hostid", "failfast tmo", "out of range",
                                "not an IPv4/IPv6 address"})) {

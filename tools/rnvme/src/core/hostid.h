@@ -42,7 +42,9 @@ struct HostIdentityInput {
 };
 
 struct HostProblem {
-  enum Kind { kMissing, kEmpty, kInvalid, kMismatch, kNonStandard, kInUse };
+  // kUnpaired: one half of the identity without the other, which Linux 6.12 completes from its
+  // default host and then refuses; a warning, since 6.1 takes it.
+  enum Kind { kMissing, kEmpty, kInvalid, kMismatch, kNonStandard, kInUse, kUnpaired };
   Kind kind = kInvalid;
   std::string source;   // file or option at fault
   std::string problem;
@@ -63,7 +65,10 @@ HostCheck check_host_identity(const HostIdentityInput& in);
 
 // The kernel's rule (nvmf_host_add, Linux 6.12): one host NQN goes with one host ID across all
 // fabrics controllers.  A controller that already uses @hostnqn with another ID, or @hostid with
-// another NQN, makes a new connect fail with EINVAL; this names it.  Empty values match nothing.
+// another NQN, makes a new connect fail with EINVAL on 6.12; 6.1 takes the first case and
+// overwrites the shared host's ID (every controller of that NQN changes identity), and the second
+// case gives one host ID to two hosts.  This names the controller and the value to use.  With
+// either value unknown (the kernel's default host) nothing is reported.
 struct HostInUse {
   std::string controller;   // nvme0
   std::string hostnqn, hostid;

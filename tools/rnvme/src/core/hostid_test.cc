@@ -75,14 +75,29 @@ TEST(HostId, ConflictIsTheKernelsRuleAcrossControllers) {
   EXPECT_EQ(p->kind, HostProblem::kInUse);
   EXPECT_NE(p->problem.find("nvme3 already uses host NQN"), std::string::npos) << p->problem;
   EXPECT_NE(p->fix.find("--hostid=" + other), std::string::npos) << p->fix;
+  EXPECT_EQ(p->source, "--hostid");
+  EXPECT_NE(p->problem.find(std::string("with host ID ") + other + ", and this connect would use "
+                            "host ID " + kUuid),
+            std::string::npos)
+      << p->problem;
+  // 6.12 refuses; 6.1 would re-identify the controllers that share the host NQN
+  EXPECT_NE(p->problem.find("Linux 6.12 refuses"), std::string::npos);
+  EXPECT_NE(p->problem.find("6.1 accepts it but gives nvme3"), std::string::npos);
   // one ID, two NQNs (IDs compare case-insensitively)
   std::vector<HostInUse> id_used{{"nvme4", "nqn.2024-01.io.rnvme:other", "6B3A2F4E-1C2D-4E5F-8A9B-0C1D2E3F4A5B"}};
   p = find_host_conflict(kNqn, kUuid, id_used);
   ASSERT_TRUE(p);
   EXPECT_NE(p->problem.find("nvme4 already uses host ID"), std::string::npos) << p->problem;
   EXPECT_NE(p->fix.find("--hostnqn=nqn.2024-01.io.rnvme:other"), std::string::npos) << p->fix;
+  EXPECT_EQ(p->source, "--hostnqn");
+  // the same pair elsewhere does not hide a conflict on another controller
+  std::vector<HostInUse> mixed{{"nvme0", kNqn, kUuid}, {"nvme4", "nqn.2024-01.io.rnvme:other", kUuid}};
+  p = find_host_conflict(kNqn, kUuid, mixed);
+  ASSERT_TRUE(p);
+  EXPECT_NE(p->problem.find("nvme4"), std::string::npos);
   // unknown values (the kernel's default host) match nothing
   EXPECT_EQ(find_host_conflict("", "", nqn_used), std::nullopt);
+  EXPECT_EQ(find_host_conflict(kNqn, "", nqn_used), std::nullopt);
 }
 
 TEST(HostId, UuidFromHostnqn) {
@@ -122,6 +137,36 @@ TEST(HostId, UnrelatedHostidIsANoteThatNamesTheMatchingValue) {
   EXPECT_EQ(hc.problems[0].kind, HostProblem::kMismatch);
   EXPECT_EQ(hc.problems[0].source, "/etc/nvme/hostid");
   EXPECT_NE(hc.problems[0].fix.find(std::string("write ") + kUuid), std::string::npos);
+}
+
+// nvme-cli's rule, and what keeps Linux 6.12 from pairing the host NQN with its default host ID.
+TEST(HostId, MissingHostidIsTheUuidInTheHostnqn) {
+  HostCheck hc = check_host_identity({std::string(kNqn) + "\n", std::nullopt});
+  EXPECT_TRUE(hc.ok());
+  EXPECT_EQ(hc.hostid, kUuid);
+  EXPECT_EQ(hc.hostid_source, "the UUID in /etc/nvme/hostnqn");
+  ASSERT_EQ(hc.problems.size(), 1u);
+  EXPECT_EQ(hc.problems[0].kind, HostProblem::kMissing);
+  EXPECT_FALSE(hc.problems[0].fatal);
+  EXPECT_EQ(hc.problems[0].source, "/etc/nvme/hostid");
+}
+
+TEST(HostId, OneHalfWithoutTheOtherIsAWarningAbout612) {
+  HostCheck nqn_only = check_host_identity({std::string("nqn.2024-01.io.rnvme:host-1"), std::nullopt});
+  EXPECT_TRUE(nqn_only.ok());
+  EXPECT_TRUE(nqn_only.hostid.empty());
+  ASSERT_EQ(nqn_only.problems.size(), 1u);
+  EXPECT_EQ(nqn_only.problems[0].kind, HostProblem::kUnpaired);
+  EXPECT_FALSE(nqn_only.problems[0].fatal);
+  EXPECT_NE(nqn_only.problems[0].problem.find("Linux 6.12"), std::string::npos);
+  EXPECT_NE(nqn_only.problems[0].fix.find("--hostid"), std::string::npos);
+
+  HostCheck id_only = check_host_identity({std::nullopt, std::string(kUuid)});
+  ASSERT_EQ(id_only.problems.size(), 2u);
+  EXPECT_EQ(id_only.problems[0].kind, HostProblem::kMissing);  // `hostnqn check` still fails
+  EXPECT_EQ(id_only.problems[1].kind, HostProblem::kUnpaired);
+  EXPECT_FALSE(id_only.problems[1].fatal);
+  EXPECT_NE(id_only.problems[1].problem.find("default host's NQN"), std::string::npos);
 }
 
 TEST(HostId, NonUuidHostnqnCannotMismatch) {
