@@ -309,10 +309,12 @@ Diagnosis explain_connect_failure(const ConnectFacts& f) {
   if (!f.env.transport_loaded)
     return done(make(FailureClass::kModuleMissing, "the RDMA transport module is not loaded",
                      "'modprobe rnvme' (or 'modprobe nvme-rdma')"));
-  // Missing identity files are not a cause: the kernel then uses its default host.
+  // Missing identity files are not a cause: the kernel then uses its default host.  Half an
+  // identity is, for an EINVAL: Linux 6.12 completes it from the default host and refuses it.
   if (f.env.host)
     for (const auto& p : f.env.host->problems)
-      if (p.fatal && p.kind != HostProblem::kMissing)
+      if ((p.fatal && p.kind != HostProblem::kMissing) ||
+          (p.kind == HostProblem::kUnpaired && f.err == EINVAL))
         return done(make(FailureClass::kHostIdentity, fmt::format("{}: {}", p.source, p.problem),
                          p.fix));
   if (f.env.route_errno)
