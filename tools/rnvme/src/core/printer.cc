@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
+
 namespace rnvme {
 namespace {
 
@@ -117,7 +119,7 @@ json to_json(const std::vector<RdmaDevice>& devs) {
         gids.push_back({{"index", g.index},
                         {"address", str_or_null(gid_address(g.gid).value_or(""))},
                         {"gid", g.gid},
-                        {"type", str_or_null(g.type)},
+                        {"type", str_or_null(gid_type_name(g.type, p.link_layer))},
                         {"ndev", str_or_null(g.ndev)}});
       ports.push_back({{"port", p.index},
                        {"state", p.state},
@@ -255,9 +257,16 @@ void Printer::print(const std::vector<RdmaDevice>& devs) {
         fmt::print(out_, " [active_mtu {} but netdev mtu {} allows {}]", p.active_mtu,
                    p.netdev_mtu, roce_mtu_for_netdev_mtu(p.netdev_mtu));
       fmt::print(out_, "\n");
-      for (const auto& g : p.gids)
-        fmt::print(out_, "    gid {:<3} {:<25} {:<11} {}\n", g.index,
-                   gid_address(g.gid).value_or(g.gid), g.type.empty() ? "?" : g.type, g.ndev);
+      // As show_gids lists them: the address a GID stands for, not its hex digits (those are
+      // in the JSON).
+      size_t width = 15;  // an IPv4 address
+      for (const auto& g : p.gids) width = std::max(width, gid_address(g.gid).value_or(g.gid).size());
+      for (const auto& g : p.gids) {
+        const std::string type = gid_type_name(g.type, p.link_layer);
+        fmt::print(out_, "    gid {:<3} {:<{}}  {:<7}  {}\n", g.index,
+                   gid_address(g.gid).value_or(g.gid), width, type.empty() ? "?" : type,
+                   g.ndev.empty() ? "-" : g.ndev);
+      }
     }
   }
 }
