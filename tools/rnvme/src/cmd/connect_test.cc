@@ -71,6 +71,79 @@ TEST_F(ConnectTest, JsonOutput) {
   EXPECT_EQ(j["dry_run"], false);
 }
 
+// nvme-cli's behaviour: connecting an association that exists prints it and succeeds.
+TEST_F(ConnectTest, ExistingAssociationIsPrintedAndNothingWritten) {
+  add_sample_controllers(env.fs);  // nvme0: kSubnqn at 192.168.50.10:4420 for our host
+  env.fs.add("/sys/class/nvme/nvme0/cntlid", "5\n");
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(env.out.str(), "already connected nvme0 (cntlid 5)\n");
+  EXPECT_EQ(env.err.str(), "");
+}
+
+TEST_F(ConnectTest, ExistingAssociationAsJson) {
+  add_sample_controllers(env.fs);
+  opts.trsvcid = "4420";
+  env.json();
+  env.ctx.verbose = 1;
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  auto j = nlohmann::json::parse(env.out.str());
+  EXPECT_EQ(j["already_connected"], true);
+  EXPECT_EQ(j["device"], "nvme0");
+  EXPECT_EQ(j["instance"], 0);
+  EXPECT_EQ(j["cntlid"], 1);
+  EXPECT_NE(env.err.str().find("nvme0 already serves"), std::string::npos) << env.err.str();
+}
+
+TEST_F(ConnectTest, ExistingAssociationUnderDryRun) {
+  add_sample_controllers(env.fs);
+  env.ctx.dry_run = true;
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_EQ(env.out.str(), "already connected nvme0 (cntlid 1)\n");
+}
+
+TEST_F(ConnectTest, DuplicateConnectMakesAnotherController) {
+  add_sample_controllers(env.fs);
+  opts.duplicate_connect = true;
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 1u);
+  EXPECT_NE(env.fabrics.written[0].find(",duplicate_connect"), std::string::npos);
+  EXPECT_EQ(env.out.str(), "connected nvme0 (cntlid 1)\n");  // the fake's reply
+}
+
+// Not the same association: another port, another host, a controller being deleted, a
+// host_traddr the existing one was not created with.
+TEST_F(ConnectTest, DifferentAssociationsConnect) {
+  add_sample_controllers(env.fs);
+  ConnectOptions port = opts;
+  port.trsvcid = "4421";
+  ConnectOptions host = opts;
+  host.hostnqn = "nqn.2024-01.io.rnvme:host-b";
+  host.hostid = "11111111-2222-4333-8444-555555555555";
+  ConnectOptions src = opts;
+  src.host_traddr = kHostIp;  // nvme0's address has no host_traddr=
+  for (const auto* o : {&port, &host, &src}) {
+    env.fabrics.written.clear();
+    ASSERT_TRUE(run_connect(env.ctx, *o).ok()) << env.err.str();
+    EXPECT_EQ(env.fabrics.written.size(), 1u);
+  }
+  env.fs.add("/sys/class/nvme/nvme0/state", "deleting\n");
+  env.fabrics.written.clear();
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_EQ(env.fabrics.written.size(), 1u);
+}
+
+TEST_F(ConnectTest, ExistingAssociationWithTheSameHostTraddr) {
+  add_controller(env.fs, "nvme7", "nvme-subsys7", kSubnqn, "rdma", kTargetIp, "4420", "connecting");
+  env.fs.add("/sys/class/nvme/nvme7/address",
+             std::string("traddr=") + kTargetIp + ",trsvcid=4420,host_traddr=" + kHostIp + "\n");
+  opts.host_traddr = kHostIp;
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(env.out.str(), "already connected nvme7 (cntlid 1)\n");
+}
+
 TEST_F(ConnectTest, MissingIdentityFilesLeaveItToTheKernel) {
   env.fs.remove("/etc/nvme/hostnqn");
   env.fs.remove("/etc/nvme/hostid");

@@ -94,10 +94,30 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
     e.reason = std::string(failure_class_name(FailureClass::kHostIdentity));
     return e;
   }
+  const Topology topo = scan_topology(ctx.fs);
+  // Connecting what exists already is a success, as with nvme-cli (the kernel would say
+  // EALREADY).  A discovery controller is always a new one: the kernel sets duplicate_connect
+  // for the discovery NQN itself.
+  if (!opts.duplicate_connect && !opts.is_discovery()) {
+    if (const NvmeController* c = find_association(topo, opts)) {
+      ConnectOutcome out;
+      out.already_connected = true;
+      out.dry_run = ctx.dry_run;
+      out.device = c->name;
+      out.instance = c->instance;
+      out.cntlid = c->cntlid.value_or(-1);
+      if (ctx.verbose)
+        ctx.out.note(fmt::format("note: {} already serves {} at {}:{} for host {} ({}); nothing "
+                                 "written (--duplicate-connect makes another controller)",
+                                 c->name, opts.nqn, opts.traddr, c->trsvcid, opts.hostnqn,
+                                 c->state));
+      return out;
+    }
+  }
   // The rule the kernel does have: one host NQN, one host ID, across its fabrics controllers
   // (a PCIe controller has no host; its sysfs shows no hostnqn on current kernels).
   std::vector<HostInUse> in_use;
-  for (const auto& s : scan_topology(ctx.fs).subsystems)
+  for (const auto& s : topo.subsystems)
     for (const auto& c : s.controllers)
       if (c.transport != "pcie") in_use.push_back({c.name, c.hostnqn, c.hostid});
   if (auto p = find_host_conflict(opts.hostnqn, opts.hostid, in_use)) {

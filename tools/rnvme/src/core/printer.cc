@@ -157,7 +157,8 @@ json to_json(const ConnectOutcome& c) {
           {"instance", c.instance >= 0 ? json(c.instance) : json(nullptr)},
           {"cntlid", c.cntlid >= 0 ? json(c.cntlid) : json(nullptr)},
           {"options", c.options},
-          {"dry_run", c.dry_run}};
+          {"dry_run", c.dry_run},
+          {"already_connected", c.already_connected}};
 }
 
 json to_json(const DisconnectOutcome& d) {
@@ -284,7 +285,10 @@ void Printer::print(const HostCheck& hc) {
 
 void Printer::print(const ConnectOutcome& c) {
   if (format_ == Format::kJson) return json(to_json(c));
-  if (c.dry_run)
+  if (c.already_connected)
+    fmt::print(out_, "already connected {} (cntlid {})\n", c.device,
+               c.cntlid >= 0 ? std::to_string(c.cntlid) : std::string("?"));
+  else if (c.dry_run)
     fmt::print(out_, "{}\n", c.options);
   else
     fmt::print(out_, "connected {} (cntlid {})\n", c.device, c.cntlid);

@@ -25,6 +25,9 @@ struct ConnectOutcome {
   int cntlid = -1;
   std::string options;       // the string written (or that would be written)
   bool dry_run = false;
+  // The association existed already (find_association): `device` is that controller and nothing
+  // was written.
+  bool already_connected = false;
 };
 
 struct DisconnectOutcome {
