@@ -69,6 +69,8 @@ TEST_F(ConnectTest, JsonOutput) {
   EXPECT_EQ(j["device"], "nvme0");
   EXPECT_EQ(j["cntlid"], 1);
   EXPECT_EQ(j["dry_run"], false);
+  EXPECT_EQ(j["already_connected"], false);
+  EXPECT_EQ(j["version"], 1);
 }
 
 // nvme-cli's behaviour: connecting an association that exists prints it and succeeds.

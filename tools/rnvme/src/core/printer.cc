@@ -193,7 +193,12 @@ json to_json(const Error& e) {
 
 int exit_code(ErrorCode code) { return static_cast<int>(code); }
 
-void Printer::json(const nlohmann::json& j) { out_ << j.dump(2) << '\n'; }
+void Printer::emit(std::ostream& os, nlohmann::json j) {
+  j["version"] = kJsonSchemaVersion;
+  os << j.dump(2) << '\n';
+}
+
+void Printer::json(const nlohmann::json& j) { emit(out_, j); }
 
 void Printer::print(const DiscoveryLog& log) {
   if (format_ == Format::kJson) return json(to_json(log));
@@ -314,7 +319,7 @@ void Printer::print(const ConnectAllOutcome& c) {
 
 void Printer::print_error(const Error& e) {
   if (format_ == Format::kJson) {
-    err_ << to_json(e).dump(2) << '\n';
+    emit(err_, to_json(e));
     return;
   }
   fmt::print(err_, "rnvme: {}\n", e.message);

@@ -19,6 +19,10 @@ namespace rnvme {
 
 enum class Format { kText, kJson };
 
+// The "version" every JSON document of the tool carries at its top level (errors included).
+// Raised when a key is removed or renamed or changes type or meaning; adding keys keeps it.
+inline constexpr int kJsonSchemaVersion = 1;
+
 struct ConnectOutcome {
   std::string device;        // nvme3; empty on --dry-run
   int instance = -1;
@@ -75,6 +79,8 @@ class Printer {
 
  private:
   void json(const nlohmann::json& j);
+  // Every JSON document leaves through here: adds "version" (kJsonSchemaVersion).
+  static void emit(std::ostream& os, nlohmann::json j);
   Format format_;
   std::ostream& out_;
   std::ostream& err_;

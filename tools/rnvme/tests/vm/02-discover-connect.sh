@@ -37,6 +37,7 @@ dev=$(wait_ns_dev "$ctrl" 30) || not_ok "namespace of $ctrl appears"
 
 rn -o json list
 expect_rc "list -o json exits 0" 0
+expect_json "list -o json carries schema version 1" '.version == 1'
 expect_json "list: $TEST_NQN has $ctrl over $TRANSPORT, live, at $TGT_IP4:$TGT_PORT" \
 	".subsystems[] | select(.nqn == \"$TEST_NQN\") | .controllers[] | select(.name == \"$ctrl\" and .transport == \"$TRANSPORT\" and .state == \"live\" and .traddr == \"$TGT_IP4\" and .trsvcid == \"$TGT_PORT\")"
 expect_json "list: queue_count and ctrl_loss_tmo are numbers, hostnqn is ours" \
