@@ -3,32 +3,22 @@
 #include "cmd/commands.h"
 #include "core/config.h"
 #include "core/discovery.h"
-#include "sys/sysfs.h"
 
 namespace rnvme {
 namespace {
 
-bool already_connected(const Topology& t, const ConnectOptions& o) {
-  const std::string port = o.trsvcid.empty() ? std::string(kDefaultRdmaPort) : o.trsvcid;
-  for (const auto& s : t.subsystems)
-    for (const auto& c : s.controllers)
-      if (c.transport == o.transport && c.traddr == o.traddr && c.trsvcid == port &&
-          c.subsysnqn == o.nqn && c.state != "deleting" && c.state != "dead")
-        return true;
-  return false;
-}
-
-// Connects one subsystem port, recording the result; failures do not stop the others.
-void connect_one(Context& ctx, const Topology& topo, const std::string& source,
-                 const ConnectOptions& o, ConnectAllOutcome& out) {
+// Connects one subsystem port, recording the result; failures do not stop the others.  A port
+// already connected (connect_controller looks at sysfs first) is reported with its controller.
+void connect_one(Context& ctx, const std::string& source, const ConnectOptions& o,
+                 ConnectAllOutcome& out) {
   ConnectAllItem item{source, o.nqn, o.traddr, o.trsvcid.empty() ? std::string(kDefaultRdmaPort) : o.trsvcid,
                       "", "", "", "", ""};
-  if (already_connected(topo, o)) {
-    item.status = "already_connected";
-  } else if (auto r = connect_controller(ctx, o)) {
-    item.status = r->dry_run ? "would_connect" : "connected";
+  if (auto r = connect_controller(ctx, o)) {
+    item.status = r->already_connected ? "already_connected"
+                  : r->dry_run         ? "would_connect"
+                                       : "connected";
     item.device = r->device;
-    item.options = r->options;
+    if (!r->already_connected) item.options = r->options;
   } else {
     item.status = "failed";
     item.detail = r.error().cause.empty() ? r.error().message
@@ -40,8 +30,7 @@ void connect_one(Context& ctx, const Topology& topo, const std::string& source,
 }
 
 // Reads one discovery controller's log and connects every RDMA NVM subsystem in it.
-void connect_from_discovery(Context& ctx, const Topology& topo, const ConfigEntry& disc,
-                            ConnectAllOutcome& out) {
+void connect_from_discovery(Context& ctx, const ConfigEntry& disc, ConnectAllOutcome& out) {
   ConnectAllItem head{disc.source, disc.opts.nqn, disc.opts.traddr,
                       disc.opts.trsvcid.empty() ? std::string(kDefaultRdmaPort) : disc.opts.trsvcid,
                       "", "", "", "", ""};
@@ -61,7 +50,8 @@ void connect_from_discovery(Context& ctx, const Topology& topo, const ConfigEntr
     return;
   }
   auto bytes = ctx.dlog.read(c->device);
-  (void)delete_controller(ctx, c->device);  // only needed for the log page
+  // Only needed for the log page, unless it was there before (a persistent one is left alone).
+  if (!c->already_connected) (void)delete_controller(ctx, c->device);
   if (!bytes) return fail(bytes.error());
   auto log = decode_discovery_log(*bytes);
   if (!log) return fail(log.error());
@@ -80,7 +70,7 @@ void connect_from_discovery(Context& ctx, const Topology& topo, const ConfigEntr
       out.items.push_back(std::move(skip));
       continue;
     }
-    connect_one(ctx, topo, src, o, out);
+    connect_one(ctx, src, o, out);
   }
 }
 
@@ -126,16 +116,15 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
     for (auto& e : direct) merge(e.opts);
   }
 
-  const Topology topo = scan_topology(ctx.fs);
   ConnectAllOutcome out;
-  for (const auto& d : discovery) connect_from_discovery(ctx, topo, d, out);
+  for (const auto& d : discovery) connect_from_discovery(ctx, d, out);
   for (const auto& e : direct) {
     if (!is_rdma_transport_name(e.opts.transport)) {
       out.items.push_back({e.source, e.opts.nqn, e.opts.traddr, e.opts.trsvcid, "skipped", "", "",
                            fmt::format("transport {} is not rdma", e.opts.transport), ""});
       continue;
     }
-    connect_one(ctx, topo, e.source, e.opts, out);
+    connect_one(ctx, e.source, e.opts, out);
   }
   ctx.out.print(out);
   size_t failed = 0;

@@ -83,6 +83,21 @@ TEST_F(ConnectAllTest, CustomConfigPathAndAlreadyConnected) {
   ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
   EXPECT_EQ(statuses(), std::vector<std::string>{"already_connected"});
   EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(nlohmann::json::parse(env.out.str())["results"][0]["device"], "nvme3");
+}
+
+// The same check as `connect`: another host NQN is another association.
+TEST_F(ConnectAllTest, AnotherHostsControllerIsNotOurs) {
+  env.json();
+  add_controller(env.fs, "nvme3", "nvme-subsys3", kSubnqn, "rdma", "192.168.50.10", "4420");
+  env.fs.add("/sys/class/nvme/nvme3/hostnqn", "nqn.2024-01.io.rnvme:host-b\n");
+  env.fs.add("/sys/class/nvme/nvme3/hostid", "11111111-2222-4333-8444-555555555555\n");
+  env.fs.add("/srv/c.json", R"([{"subsystems": [{"nqn": "nqn.2024-01.io.rnvme:target1", "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "trsvcid": "4420"}]}]}])");
+  ConnectAllArgs args;
+  args.config_json = "/srv/c.json";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  EXPECT_EQ(statuses(), std::vector<std::string>{"connected"});
+  EXPECT_EQ(env.fabrics.written.size(), 1u);
 }
 
 TEST_F(ConnectAllTest, CommandLineDiscoveryController) {

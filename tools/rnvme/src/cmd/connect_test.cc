@@ -69,6 +69,81 @@ TEST_F(ConnectTest, JsonOutput) {
   EXPECT_EQ(j["device"], "nvme0");
   EXPECT_EQ(j["cntlid"], 1);
   EXPECT_EQ(j["dry_run"], false);
+  EXPECT_EQ(j["already_connected"], false);
+  EXPECT_EQ(j["version"], 1);
+}
+
+// nvme-cli's behaviour: connecting an association that exists prints it and succeeds.
+TEST_F(ConnectTest, ExistingAssociationIsPrintedAndNothingWritten) {
+  add_sample_controllers(env.fs);  // nvme0: kSubnqn at 192.168.50.10:4420 for our host
+  env.fs.add("/sys/class/nvme/nvme0/cntlid", "5\n");
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(env.out.str(), "already connected nvme0 (cntlid 5)\n");
+  EXPECT_EQ(env.err.str(), "");
+}
+
+TEST_F(ConnectTest, ExistingAssociationAsJson) {
+  add_sample_controllers(env.fs);
+  opts.trsvcid = "4420";
+  env.json();
+  env.ctx.verbose = 1;
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  auto j = nlohmann::json::parse(env.out.str());
+  EXPECT_EQ(j["already_connected"], true);
+  EXPECT_EQ(j["device"], "nvme0");
+  EXPECT_EQ(j["instance"], 0);
+  EXPECT_EQ(j["cntlid"], 1);
+  EXPECT_NE(env.err.str().find("nvme0 already serves"), std::string::npos) << env.err.str();
+}
+
+TEST_F(ConnectTest, ExistingAssociationUnderDryRun) {
+  add_sample_controllers(env.fs);
+  env.ctx.dry_run = true;
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_EQ(env.out.str(), "already connected nvme0 (cntlid 1)\n");
+}
+
+TEST_F(ConnectTest, DuplicateConnectMakesAnotherController) {
+  add_sample_controllers(env.fs);
+  opts.duplicate_connect = true;
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 1u);
+  EXPECT_NE(env.fabrics.written[0].find(",duplicate_connect"), std::string::npos);
+  EXPECT_EQ(env.out.str(), "connected nvme0 (cntlid 1)\n");  // the fake's reply
+}
+
+// Not the same association: another port, another host, a controller being deleted, a
+// host_traddr the existing one was not created with.
+TEST_F(ConnectTest, DifferentAssociationsConnect) {
+  add_sample_controllers(env.fs);
+  ConnectOptions port = opts;
+  port.trsvcid = "4421";
+  ConnectOptions host = opts;
+  host.hostnqn = "nqn.2024-01.io.rnvme:host-b";
+  host.hostid = "11111111-2222-4333-8444-555555555555";
+  ConnectOptions src = opts;
+  src.host_traddr = kHostIp;  // nvme0's address has no host_traddr=
+  for (const auto* o : {&port, &host, &src}) {
+    env.fabrics.written.clear();
+    ASSERT_TRUE(run_connect(env.ctx, *o).ok()) << env.err.str();
+    EXPECT_EQ(env.fabrics.written.size(), 1u);
+  }
+  env.fs.add("/sys/class/nvme/nvme0/state", "deleting\n");
+  env.fabrics.written.clear();
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_EQ(env.fabrics.written.size(), 1u);
+}
+
+TEST_F(ConnectTest, ExistingAssociationWithTheSameHostTraddr) {
+  add_controller(env.fs, "nvme7", "nvme-subsys7", kSubnqn, "rdma", kTargetIp, "4420", "connecting");
+  env.fs.add("/sys/class/nvme/nvme7/address",
+             std::string("traddr=") + kTargetIp + ",trsvcid=4420,host_traddr=" + kHostIp + "\n");
+  opts.host_traddr = kHostIp;
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(env.out.str(), "already connected nvme7 (cntlid 1)\n");
 }
 
 TEST_F(ConnectTest, MissingIdentityFilesLeaveItToTheKernel) {
@@ -86,6 +161,40 @@ TEST_F(ConnectTest, DebianDefaultHostnqnAndHostidPairConnects) {
   EXPECT_NE(env.fabrics.written[0].find("hostid=11111111-2222-4333-8444-555555555555"),
             std::string::npos);
   EXPECT_EQ(env.err.str().find("error"), std::string::npos) << env.err.str();
+}
+
+// Existing controllers that use the same unrelated pair are no conflict either.
+TEST_F(ConnectTest, DebianPairBesideControllersUsingItConnects) {
+  const std::string other = "11111111-2222-4333-8444-555555555555";
+  env.fs.add("/etc/nvme/hostid", other + "\n");
+  add_sample_controllers(env.fs);
+  for (const char* c : {"nvme0", "nvme1", "nvme2"})
+    env.fs.add(std::string("/sys/class/nvme/") + c + "/hostid", other + "\n");
+  opts.nqn = "nqn.2024-01.io.rnvme:target9";
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok()) << env.err.str();
+  EXPECT_EQ(env.fabrics.written.size(), 1u);
+}
+
+// nvme-cli's rule: without /etc/nvme/hostid the UUID in the host NQN is the host ID (Linux 6.12
+// would otherwise pair the NQN with its default host's ID and refuse it).
+TEST_F(ConnectTest, MissingHostidFileSendsTheHostnqnUuid) {
+  env.fs.remove("/etc/nvme/hostid");
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_NE(env.fabrics.written[0].find(std::string(",hostid=") + kHostUuid), std::string::npos)
+      << env.fabrics.written[0];
+  EXPECT_EQ(env.err.str(), "");  // a note only with -v
+}
+
+TEST_F(ConnectTest, HostnqnWithoutAnyHostidConnectsWithAWarning) {
+  env.fs.remove("/etc/nvme/hostid");
+  env.fs.add("/etc/nvme/hostnqn", "nqn.2024-01.io.rnvme:host-1\n");
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_EQ(env.fabrics.written[0].find("hostid="), std::string::npos);
+  EXPECT_NE(env.err.str().find("warning: /etc/nvme/hostid: missing, and host NQN "
+                               "nqn.2024-01.io.rnvme:host-1 carries no UUID"),
+            std::string::npos)
+      << env.err.str();
+  EXPECT_NE(env.err.str().find("  fix: "), std::string::npos);
 }
 
 TEST_F(ConnectTest, HostidOptionUnlikeTheHostnqnUuidConnects) {
@@ -110,6 +219,24 @@ TEST_F(ConnectTest, HostnqnInUseWithAnotherHostidIsRefusedBeforeWriting) {
       << st.error().fix;
 }
 
+TEST_F(ConnectTest, HostidInUseWithAnotherHostnqnIsRefusedBeforeWriting) {
+  add_controller(env.fs, "nvme6", "nvme-subsys6", "nqn.2024-01.io.rnvme:other", "rdma",
+                 "192.168.50.20", "4420");
+  env.fs.add("/sys/class/nvme/nvme6/hostnqn", "nqn.2024-01.io.rnvme:host-b\n");
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(st.error().code, ErrorCode::kConfig);
+  EXPECT_NE(st.error().message.find(std::string("nvme6 already uses host ID ") + kHostUuid +
+                                    " with host NQN nqn.2024-01.io.rnvme:host-b"),
+            std::string::npos)
+      << st.error().message;
+  EXPECT_NE(st.error().fix.find("--hostnqn=nqn.2024-01.io.rnvme:host-b"), std::string::npos);
+  // --duplicate-connect does not lift it: the kernel's rule is about hosts, not associations
+  opts.duplicate_connect = true;
+  EXPECT_FALSE(run_connect(env.ctx, opts).ok());
+}
+
 TEST_F(ConnectTest, TestnqnConnectsWithAWarning) {
   opts.nqn = "testnqn";
   ASSERT_TRUE(run_connect(env.ctx, opts).ok());
@@ -118,6 +245,37 @@ TEST_F(ConnectTest, TestnqnConnectsWithAWarning) {
   EXPECT_NE(env.err.str().find("warning: --nqn: 'testnqn' is not in the NVMe form"),
             std::string::npos)
       << env.err.str();
+}
+
+TEST_F(ConnectTest, OffFormHostnqnWarnsOnceWhetherOptionOrFile) {
+  opts.hostnqn = "testhost";
+  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  EXPECT_NE(env.fabrics.written[0].find(",hostnqn=testhost,"), std::string::npos);
+  EXPECT_EQ(env.err.str(),
+            "warning: --hostnqn: 'testhost' is not in the NVMe form nqn.yyyy-mm.<reverse "
+            "domain>:<name> (or nqn.2014-08.org.nvmexpress:uuid:<uuid>); the kernel accepts it, "
+            "some targets and tools may not\n");
+  TestEnv file_env;
+  add_host_identity(file_env.fs);
+  file_env.fs.add("/etc/nvme/hostnqn", "testhost\n");
+  opts.hostnqn.clear();
+  ASSERT_TRUE(run_connect(file_env.ctx, opts).ok());
+  EXPECT_NE(file_env.fabrics.written[0].find(",hostnqn=testhost,"), std::string::npos);
+  EXPECT_EQ(file_env.err.str().rfind("warning: /etc/nvme/hostnqn: 'testhost' is not in the NVMe "
+                                     "form", 0),
+            0u)
+      << file_env.err.str();
+  EXPECT_EQ(file_env.err.str().find("warning", 1), std::string::npos) << file_env.err.str();
+}
+
+TEST_F(ConnectTest, RefusedNqnNamesTheOptionAndWritesNothing) {
+  opts.nqn = "nqn.2024-01.io.rnvme:" + std::string(202, 'x');  // 223 bytes
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(st.error().code, ErrorCode::kUsage);
+  EXPECT_NE(st.error().message.find("for --nqn"), std::string::npos);
+  EXPECT_NE(st.error().cause.find("223 bytes long"), std::string::npos) << st.error().cause;
 }
 
 TEST_F(ConnectTest, BadOptionValueIsRefusedBeforeWriting) {

@@ -78,9 +78,13 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
     // A missing file is the kernel's business (it has a default host), and so is a hostid that
     // is not the hostnqn's UUID (no rule requires it); an unusable file is ours.
     if (!p.fatal || p.kind == HostProblem::kMissing) {
-      if (p.kind == HostProblem::kNonStandard)
+      // option_warnings() has already spoken for a --hostnqn given on the command line.
+      const bool said = p.kind == HostProblem::kNonStandard && p.source.rfind("--", 0) == 0;
+      if (p.kind == HostProblem::kUnpaired)
+        ctx.out.note(fmt::format("warning: {}: {}\n  fix: {}", p.source, p.problem, p.fix));
+      else if (p.kind == HostProblem::kNonStandard && !said)
         ctx.out.note(fmt::format("warning: {}: {}", p.source, p.problem));
-      else if (ctx.verbose)
+      else if (!said && ctx.verbose)
         ctx.out.note(fmt::format("note: {}: {}", p.source, p.problem));
       continue;
     }
@@ -90,13 +94,37 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
     e.reason = std::string(failure_class_name(FailureClass::kHostIdentity));
     return e;
   }
-  // The rule the kernel does have: one host NQN, one host ID, across its controllers.
+  const Topology topo = scan_topology(ctx.fs);
+  // Connecting what exists already is a success, as with nvme-cli (the kernel would say
+  // EALREADY).  A discovery controller is always a new one: the kernel sets duplicate_connect
+  // for the discovery NQN itself.
+  if (!opts.duplicate_connect && !opts.is_discovery()) {
+    if (const NvmeController* c = find_association(topo, opts)) {
+      ConnectOutcome out;
+      out.already_connected = true;
+      out.dry_run = ctx.dry_run;
+      out.device = c->name;
+      out.instance = c->instance;
+      out.cntlid = c->cntlid.value_or(-1);
+      if (ctx.verbose)
+        ctx.out.note(fmt::format("note: {} already serves {} at {}:{} for host {} ({}); nothing "
+                                 "written (--duplicate-connect makes another controller)",
+                                 c->name, opts.nqn, opts.traddr, c->trsvcid, opts.hostnqn,
+                                 c->state));
+      return out;
+    }
+  }
+  // The rule the kernel does have: one host NQN, one host ID, across its fabrics controllers
+  // (a PCIe controller has no host; its sysfs shows no hostnqn on current kernels).
   std::vector<HostInUse> in_use;
-  for (const auto& s : scan_topology(ctx.fs).subsystems)
-    for (const auto& c : s.controllers) in_use.push_back({c.name, c.hostnqn, c.hostid});
+  for (const auto& s : topo.subsystems)
+    for (const auto& c : s.controllers)
+      if (c.transport != "pcie") in_use.push_back({c.name, c.hostnqn, c.hostid});
   if (auto p = find_host_conflict(opts.hostnqn, opts.hostid, in_use)) {
     Error e = make_error(ErrorCode::kConfig, fmt::format("host identity conflict: {}", p->problem),
-                         "the kernel would refuse this connect (EINVAL)", p->fix);
+                         "across the kernel's fabrics controllers one host NQN goes with one "
+                         "host ID (nvmf_host_add)",
+                         p->fix);
     e.reason = std::string(failure_class_name(FailureClass::kHostIdentity));
     return e;
   }

@@ -8,6 +8,7 @@ namespace rnvme {
 Status run_discover(Context& ctx, DiscoverArgs args) {
   if (args.opts.nqn.empty()) args.opts.nqn = std::string(kDiscoveryNqn);
   std::string device = args.device;
+  bool ours = false;  // connected here, so removed again unless --persistent
   if (device.empty()) {
     auto c = connect_controller(ctx, args.opts);
     if (!c) return c.error();
@@ -16,10 +17,13 @@ Status run_discover(Context& ctx, DiscoverArgs args) {
       return Ok{};
     }
     device = c->device;
+    // A discovery controller with its own (unique) NQN that is already connected is used and
+    // left alone, as nvme-cli does with a persistent one.
+    ours = !c->already_connected;
   }
   auto bytes = ctx.dlog.read(device);
   // The discovery controller was only needed for the log page.
-  if (args.device.empty() && !args.persistent) {
+  if (ours && !args.persistent) {
     if (auto st = delete_controller(ctx, device); !st && ctx.verbose) ctx.out.note(st.error().message);
   }
   if (!bytes) return bytes.error();

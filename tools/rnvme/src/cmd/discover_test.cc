@@ -51,6 +51,29 @@ TEST_F(DiscoverTest, ExistingDeviceIsUsedAndKept) {
   EXPECT_NE(env.out.str().find(kSubnqn), std::string::npos);
 }
 
+// The well-known discovery NQN always gets a controller of its own (the kernel forces
+// duplicate_connect for it), even beside a persistent one.
+TEST_F(DiscoverTest, WellKnownDiscoveryNqnAlwaysConnectsAnew) {
+  add_controller(env.fs, "nvme2", "nvme-subsys2", std::string(kDiscoveryNqn), "rdma",
+                 "192.168.50.10", "4420");
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  EXPECT_EQ(env.fabrics.written.size(), 1u);
+  EXPECT_EQ(env.dlog.reads, std::vector<std::string>{"nvme6"});
+}
+
+// A discovery controller with its own NQN that is connected already is read and left alone.
+TEST_F(DiscoverTest, ConnectedUniqueDiscoveryControllerIsUsedAndKept) {
+  const std::string udc = "nqn.2024-01.io.rnvme:discovery-a";
+  add_controller(env.fs, "nvme2", "nvme-subsys2", udc, "rdma", "192.168.50.10", "4420");
+  env.dlog.pages["nvme2"] = make_discovery_log({{kSubnqn, "192.168.50.10", "4420"}});
+  args.opts.nqn = udc;
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_EQ(env.dlog.reads, std::vector<std::string>{"nvme2"});
+  EXPECT_TRUE(env.fs.writes.empty());  // not deleted
+  EXPECT_NE(env.out.str().find(kSubnqn), std::string::npos);
+}
+
 TEST_F(DiscoverTest, DryRunPrintsOptionString) {
   env.ctx.dry_run = true;
   ASSERT_TRUE(run_discover(env.ctx, args).ok());

@@ -24,6 +24,55 @@ TEST(RdmaCmd, ShowMergesNetlinkAndSysfsGids) {
   EXPECT_EQ(port["gids"][1]["gid"], "0000:0000:0000:0000:0000:ffff:c0a8:3201");
 }
 
+// What admins look for: the address, the type and the netdev of each GID, from the sysfs
+// files show_gids reads (gids/N, gid_attrs/types/N, gid_attrs/ndevs/N).
+TEST(RdmaCmd, TextShowsGidsAsAddressesWithTypeAndNetdev) {
+  TestEnv env;
+  add_rxe(env, "192.168.50.1");
+  const std::string base = "/sys/class/infiniband/rxe0/ports/1";
+  env.fs.add(base + "/gids/3", "fd00:0000:0000:0000:0000:0000:0000:0042\n");
+  env.fs.add(base + "/gid_attrs/types/3", "RoCE v2\n");
+  env.fs.add(base + "/gid_attrs/ndevs/3", "eth0.100\n");
+  ASSERT_TRUE(run_rdma(env.ctx, {}).ok());
+  const std::string out = env.out.str();
+  EXPECT_NE(out.find("    gid 0   192.168.50.1     RoCE v1  eth0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("    gid 1   192.168.50.1     RoCE v2  eth0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("    gid 3   fd00::42         RoCE v2  eth0.100\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("c0a8"), std::string::npos) << "hex only in JSON: " << out;
+  EXPECT_EQ(out.find("gid 2"), std::string::npos) << "zero GIDs are not listed: " << out;
+}
+
+TEST(RdmaCmd, JsonKeepsTheRawGidBesideTheAddress) {
+  TestEnv env;
+  env.json();
+  add_rxe(env, "192.168.50.1");
+  ASSERT_TRUE(run_rdma(env.ctx, {}).ok());
+  const auto j = nlohmann::json::parse(env.out.str());
+  const auto& gids = j["devices"][0]["ports"][0]["gids"];
+  ASSERT_EQ(gids.size(), 2u);
+  EXPECT_EQ(gids[0], nlohmann::json({{"index", 0},
+                                     {"address", "192.168.50.1"},
+                                     {"gid", "0000:0000:0000:0000:0000:ffff:c0a8:3201"},
+                                     {"type", "RoCE v1"},
+                                     {"ndev", "eth0"}}));
+}
+
+// An InfiniBand port: sysfs calls its GIDs "IB/RoCE v1" and gives them no netdev.
+TEST(RdmaCmd, InfinibandGidsAreTypedIb) {
+  TestEnv env;
+  env.netlink.unavailable = true;
+  const std::string base = "/sys/class/infiniband/mlx5_0/ports/1";
+  env.fs.add("/sys/class/infiniband/mlx5_0/node_type", "1: CA\n");
+  env.fs.add(base + "/state", "4: ACTIVE\n");
+  env.fs.add(base + "/phys_state", "5: LinkUp\n");
+  env.fs.add(base + "/link_layer", "InfiniBand\n");
+  env.fs.add(base + "/gids/0", "fe80:0000:0000:0000:248a:0703:0049:d4f0\n");
+  env.fs.add(base + "/gid_attrs/types/0", "IB/RoCE v1\n");
+  ASSERT_TRUE(run_rdma(env.ctx, {}).ok());
+  EXPECT_NE(env.out.str().find("    gid 0   fe80::248a:703:49:d4f0  IB       -\n"), std::string::npos)
+      << env.out.str();
+}
+
 TEST(RdmaCmd, UnknownActiveMtuIsNull) {
   TestEnv env;
   env.json();

@@ -107,9 +107,11 @@ std::optional<Diagnosis> from_kernel_lines(const ConnectFacts& f) {
                 "load the transport: 'modprobe rnvme' (or 'modprobe nvme-rdma')");
   if (find_line(k, {"found same hostid", "found same hostnqn"}))
     return make(FailureClass::kHostIdentity,
-                "the kernel already knows this hostnqn with a different hostid (or the reverse)",
-                "use the same --hostnqn/--hostid pair as the existing connections ('rnvme list' "
-                "shows theirs), or disconnect them first");
+                "the kernel already pairs this host NQN with another host ID, or this host ID "
+                "with another host NQN (its default host counts when only one of the two is "
+                "given)",
+                "use the pair the existing controllers use ('rnvme list' shows their hostnqn and "
+                "hostid) and give both, or disconnect those controllers first");
   if (auto* l = find_line(k, {"invalid parameter", "unknown parameter", "missing parameter",
                                "Invalid ", "bad hostid", "failfast tmo", "out of range",
                                "not an IPv4/IPv6 address"})) {
@@ -307,10 +309,12 @@ Diagnosis explain_connect_failure(const ConnectFacts& f) {
   if (!f.env.transport_loaded)
     return done(make(FailureClass::kModuleMissing, "the RDMA transport module is not loaded",
                      "'modprobe rnvme' (or 'modprobe nvme-rdma')"));
-  // Missing identity files are not a cause: the kernel then uses its default host.
+  // Missing identity files are not a cause: the kernel then uses its default host.  Half an
+  // identity is, for an EINVAL: Linux 6.12 completes it from the default host and refuses it.
   if (f.env.host)
     for (const auto& p : f.env.host->problems)
-      if (p.fatal && p.kind != HostProblem::kMissing)
+      if ((p.fatal && p.kind != HostProblem::kMissing) ||
+          (p.kind == HostProblem::kUnpaired && f.err == EINVAL))
         return done(make(FailureClass::kHostIdentity, fmt::format("{}: {}", p.source, p.problem),
                          p.fix));
   if (f.env.route_errno)

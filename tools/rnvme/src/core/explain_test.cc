@@ -174,6 +174,18 @@ TEST(Explain, HostIdentityFromKernelAndFromChecks) {
   EXPECT_NE(explain_connect_failure(h).cls, FailureClass::kHostIdentity);
 }
 
+// Linux 6.12 pairs a lone host NQN with its default host's ID and says EINVAL; when the kernel
+// log is not readable the identity check still names the cause.
+TEST(Explain, HalfAnIdentityIsBlamedForEinvalOnly) {
+  auto f = healthy(EINVAL);
+  f.env.host = check_host_identity({std::string("nqn.2024-01.io.rnvme:host-1"), std::nullopt});
+  auto d = explain_connect_failure(f);
+  EXPECT_EQ(d.cls, FailureClass::kHostIdentity);
+  EXPECT_NE(d.cause.find("Linux 6.12"), std::string::npos) << d.cause;
+  f.err = ECONNRESET;
+  EXPECT_EQ(cls(f), FailureClass::kWrongPort);
+}
+
 TEST(Explain, MissingIdentityFilesAreNotBlamed) {
   auto f = healthy(ECONNRESET);
   f.env.host = check_host_identity({std::nullopt, std::nullopt});

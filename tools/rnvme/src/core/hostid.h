@@ -14,11 +14,15 @@ inline constexpr std::string_view kHostnqnPath = "/etc/nvme/hostnqn";
 inline constexpr std::string_view kHostidPath = "/etc/nvme/hostid";
 inline constexpr std::string_view kUuidNqnPrefix = "nqn.2014-08.org.nvmexpress:uuid:";
 
-// What the kernel accepts (nvmf_parse_options): 1 to 222 bytes, and nothing that would split the
-// option string (',' or a newline) or end it (NUL).  The NVMe form is not required.
-bool is_valid_nqn(std::string_view nqn);
-// Why an NQN the kernel accepts is not in the NVMe form ("nqn.yyyy-mm.<reverse domain>:<name>"),
-// for a warning; nullopt when it is.
+// Why the kernel would refuse `nqn` as nqn= or hostnqn= (nvmf_parse_options, Linux 6.1 and 6.12):
+// empty (the "%s" token needs a value), 223 bytes or more (NVMF_NQN_SIZE with its NUL), or a byte
+// that ends the option in the string written to /dev/nvme-fabrics (',' and '\n' separate options,
+// NUL ends the string).  nullopt: the kernel takes it; it checks nothing else, not the NVMe form.
+std::optional<std::string> nqn_refusal(std::string_view nqn);
+bool is_valid_nqn(std::string_view nqn);  // !nqn_refusal(nqn)
+// Why an NQN the kernel accepts is not in an NVMe form, for a warning; nullopt when it is in one:
+// "nqn.yyyy-mm.<reverse domain>:<name>", "nqn.2014-08.org.nvmexpress:uuid:<uuid>", or the
+// well-known discovery NQN "nqn.2014-08.org.nvmexpress.discovery".
 std::optional<std::string> nqn_oddity(std::string_view nqn);
 bool is_valid_uuid(std::string_view uuid);
 // The UUID of a "nqn.2014-08.org.nvmexpress:uuid:<uuid>" host NQN, lower-cased.
@@ -38,7 +42,9 @@ struct HostIdentityInput {
 };
 
 struct HostProblem {
-  enum Kind { kMissing, kEmpty, kInvalid, kMismatch, kNonStandard, kInUse };
+  // kUnpaired: one half of the identity without the other, which Linux 6.12 completes from its
+  // default host and then refuses; a warning, since 6.1 takes it.
+  enum Kind { kMissing, kEmpty, kInvalid, kMismatch, kNonStandard, kInUse, kUnpaired };
   Kind kind = kInvalid;
   std::string source;   // file or option at fault
   std::string problem;
@@ -59,7 +65,10 @@ HostCheck check_host_identity(const HostIdentityInput& in);
 
 // The kernel's rule (nvmf_host_add, Linux 6.12): one host NQN goes with one host ID across all
 // fabrics controllers.  A controller that already uses @hostnqn with another ID, or @hostid with
-// another NQN, makes a new connect fail with EINVAL; this names it.  Empty values match nothing.
+// another NQN, makes a new connect fail with EINVAL on 6.12; 6.1 takes the first case and
+// overwrites the shared host's ID (every controller of that NQN changes identity), and the second
+// case gives one host ID to two hosts.  This names the controller and the value to use.  With
+// either value unknown (the kernel's default host) nothing is reported.
 struct HostInUse {
   std::string controller;   // nvme0
   std::string hostnqn, hostid;

@@ -24,13 +24,37 @@ TEST(HostId, NqnValidityIsTheKernels) {
   EXPECT_FALSE(is_valid_nqn("nqn." + std::string(219, 'x')));  // 223 bytes: the kernel refuses
 }
 
+TEST(HostId, NqnRefusalSaysWhy) {
+  EXPECT_EQ(nqn_refusal("testnqn"), std::nullopt);
+  EXPECT_NE(nqn_refusal("")->find("empty"), std::string::npos);
+  EXPECT_NE(nqn_refusal("a,b")->find("comma"), std::string::npos);
+  EXPECT_NE(nqn_refusal("a\nb")->find("newline"), std::string::npos);
+  EXPECT_NE(nqn_refusal(std::string("a\0b", 3))->find("NUL"), std::string::npos);
+  auto long_one = nqn_refusal(std::string(223, 'x'));
+  ASSERT_TRUE(long_one);
+  EXPECT_NE(long_one->find("223 bytes long; the kernel takes at most 222"), std::string::npos)
+      << *long_one;
+}
+
 TEST(HostId, NqnOddityWarnsOnlyOffTheNvmeForm) {
-  EXPECT_EQ(nqn_oddity(kNqn), std::nullopt);
-  EXPECT_EQ(nqn_oddity("nqn.2024-01.io.rnvme:host-1"), std::nullopt);
+  for (const char* in_form :
+       {kNqn, "nqn.2024-01.io.rnvme:host-1", "nqn.2014-08.org.nvmexpress.discovery",
+        "nqn.2014-08.org.nvmexpress.rnvme:test1", "nqn.1992-05.com.example:storage:disk.1",
+        "nqn.2024-12.io.rnvme:\xc3\xa9t\xc3\xa9"})  // UTF-8 is allowed
+    EXPECT_EQ(nqn_oddity(in_form), std::nullopt) << in_form;
   ASSERT_TRUE(nqn_oddity("testnqn"));
   EXPECT_NE(nqn_oddity("testnqn")->find("'testnqn' is not in the NVMe form"), std::string::npos);
-  EXPECT_TRUE(nqn_oddity("nqn."));
-  EXPECT_TRUE(nqn_oddity("nqn.2024-01.io.rnvme:h 1"));
+  EXPECT_NE(nqn_oddity("testnqn")->find("the kernel accepts it"), std::string::npos);
+  for (const char* off_form :
+       {"nqn.", "nqn.x", "nqn.2024-01", "nqn.2024-01.io.rnvme", "nqn.2024-01.io.rnvme:",
+        "nqn.2024-13.io.rnvme:t", "nqn.2024-00.io.rnvme:t", "nqn.24-01.io.rnvme:t",
+        "nqn.2024-01.:t", "nqn.2024-01.io..rnvme:t", "nqn.2024-01.io_rnvme:t",
+        "iqn.2024-01.io.rnvme:t", "NQN.2024-01.io.rnvme:t", "nqn.2024-01.io.rnvme:h 1",
+        "nqn.2024-01.io.rnvme:h\t1", "nqn.2014-08.org.nvmexpress.discovery2",
+        "nqn.2014-08.org.nvmexpress:uuid:1234"})
+    EXPECT_TRUE(nqn_oddity(off_form)) << off_form;
+  EXPECT_NE(nqn_oddity("nqn.2014-08.org.nvmexpress:uuid:1234")->find("no UUID"), std::string::npos);
+  EXPECT_NE(nqn_oddity("nqn.2024-01.io.rnvme:h 1")->find("spaces"), std::string::npos);
 }
 
 TEST(HostId, ConflictIsTheKernelsRuleAcrossControllers) {
@@ -51,14 +75,29 @@ TEST(HostId, ConflictIsTheKernelsRuleAcrossControllers) {
   EXPECT_EQ(p->kind, HostProblem::kInUse);
   EXPECT_NE(p->problem.find("nvme3 already uses host NQN"), std::string::npos) << p->problem;
   EXPECT_NE(p->fix.find("--hostid=" + other), std::string::npos) << p->fix;
+  EXPECT_EQ(p->source, "--hostid");
+  EXPECT_NE(p->problem.find(std::string("with host ID ") + other + ", and this connect would use "
+                            "host ID " + kUuid),
+            std::string::npos)
+      << p->problem;
+  // 6.12 refuses; 6.1 would re-identify the controllers that share the host NQN
+  EXPECT_NE(p->problem.find("Linux 6.12 refuses"), std::string::npos);
+  EXPECT_NE(p->problem.find("6.1 accepts it but gives nvme3"), std::string::npos);
   // one ID, two NQNs (IDs compare case-insensitively)
   std::vector<HostInUse> id_used{{"nvme4", "nqn.2024-01.io.rnvme:other", "6B3A2F4E-1C2D-4E5F-8A9B-0C1D2E3F4A5B"}};
   p = find_host_conflict(kNqn, kUuid, id_used);
   ASSERT_TRUE(p);
   EXPECT_NE(p->problem.find("nvme4 already uses host ID"), std::string::npos) << p->problem;
   EXPECT_NE(p->fix.find("--hostnqn=nqn.2024-01.io.rnvme:other"), std::string::npos) << p->fix;
+  EXPECT_EQ(p->source, "--hostnqn");
+  // the same pair elsewhere does not hide a conflict on another controller
+  std::vector<HostInUse> mixed{{"nvme0", kNqn, kUuid}, {"nvme4", "nqn.2024-01.io.rnvme:other", kUuid}};
+  p = find_host_conflict(kNqn, kUuid, mixed);
+  ASSERT_TRUE(p);
+  EXPECT_NE(p->problem.find("nvme4"), std::string::npos);
   // unknown values (the kernel's default host) match nothing
   EXPECT_EQ(find_host_conflict("", "", nqn_used), std::nullopt);
+  EXPECT_EQ(find_host_conflict(kNqn, "", nqn_used), std::nullopt);
 }
 
 TEST(HostId, UuidFromHostnqn) {
@@ -98,6 +137,36 @@ TEST(HostId, UnrelatedHostidIsANoteThatNamesTheMatchingValue) {
   EXPECT_EQ(hc.problems[0].kind, HostProblem::kMismatch);
   EXPECT_EQ(hc.problems[0].source, "/etc/nvme/hostid");
   EXPECT_NE(hc.problems[0].fix.find(std::string("write ") + kUuid), std::string::npos);
+}
+
+// nvme-cli's rule, and what keeps Linux 6.12 from pairing the host NQN with its default host ID.
+TEST(HostId, MissingHostidIsTheUuidInTheHostnqn) {
+  HostCheck hc = check_host_identity({std::string(kNqn) + "\n", std::nullopt});
+  EXPECT_TRUE(hc.ok());
+  EXPECT_EQ(hc.hostid, kUuid);
+  EXPECT_EQ(hc.hostid_source, "the UUID in /etc/nvme/hostnqn");
+  ASSERT_EQ(hc.problems.size(), 1u);
+  EXPECT_EQ(hc.problems[0].kind, HostProblem::kMissing);
+  EXPECT_FALSE(hc.problems[0].fatal);
+  EXPECT_EQ(hc.problems[0].source, "/etc/nvme/hostid");
+}
+
+TEST(HostId, OneHalfWithoutTheOtherIsAWarningAbout612) {
+  HostCheck nqn_only = check_host_identity({std::string("nqn.2024-01.io.rnvme:host-1"), std::nullopt});
+  EXPECT_TRUE(nqn_only.ok());
+  EXPECT_TRUE(nqn_only.hostid.empty());
+  ASSERT_EQ(nqn_only.problems.size(), 1u);
+  EXPECT_EQ(nqn_only.problems[0].kind, HostProblem::kUnpaired);
+  EXPECT_FALSE(nqn_only.problems[0].fatal);
+  EXPECT_NE(nqn_only.problems[0].problem.find("Linux 6.12"), std::string::npos);
+  EXPECT_NE(nqn_only.problems[0].fix.find("--hostid"), std::string::npos);
+
+  HostCheck id_only = check_host_identity({std::nullopt, std::string(kUuid)});
+  ASSERT_EQ(id_only.problems.size(), 2u);
+  EXPECT_EQ(id_only.problems[0].kind, HostProblem::kMissing);  // `hostnqn check` still fails
+  EXPECT_EQ(id_only.problems[1].kind, HostProblem::kUnpaired);
+  EXPECT_FALSE(id_only.problems[1].fatal);
+  EXPECT_NE(id_only.problems[1].problem.find("default host's NQN"), std::string::npos);
 }
 
 TEST(HostId, NonUuidHostnqnCannotMismatch) {

@@ -154,10 +154,11 @@ Status validate(const ConnectOptions& o) {
                       "pass --nqn=<subsystem NQN> (rnvme discover lists them)");
   for (auto [name, value] : {std::pair{"nqn", &o.nqn}, std::pair{"hostnqn", &o.hostnqn}}) {
     if (value->empty()) continue;
-    if (!is_valid_nqn(*value))
+    if (auto why = nqn_refusal(*value))
       return bad(name, *value,
-                 fmt::format("the kernel takes an NQN of 1 to {} bytes without commas or newlines",
-                             kNqnMaxLen));
+                 fmt::format("the kernel refuses this --{}: {} (it takes any NQN of 1 to {} bytes "
+                             "without commas or newlines)",
+                             name, *why, kNqnMaxLen));
   }
   if (!o.hostid.empty() && !is_valid_uuid(o.hostid))
     return bad("hostid", o.hostid, "--hostid must be a UUID like 4f2d6f1e-8c1b-4f53-9a53-2f3e8c7a1b20");

@@ -95,8 +95,32 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"nqn_comma", [](ConnectOptions& o) { o.nqn = "nqn.2024-01.x:y,queue_size=9"; }, "nqn"},
         BadCase{"nqn_long", [](ConnectOptions& o) { o.nqn = "nqn." + std::string(220, 'a'); }, "nqn"},
         BadCase{"hostnqn", [](ConnectOptions& o) { o.hostnqn = "host,one"; }, "hostnqn"},
+        BadCase{"hostnqn_long", [](ConnectOptions& o) { o.hostnqn = std::string(223, 'h'); }, "hostnqn"},
+        BadCase{"hostnqn_newline", [](ConnectOptions& o) { o.hostnqn = "h\nqueue_size=9"; }, "hostnqn"},
         BadCase{"hostid", [](ConnectOptions& o) { o.hostid = "not-a-uuid"; }, "hostid"}),
     [](const auto& p) { return std::string(p.param.name); });
+
+TEST(Options, RefusedNqnSaysWhichOptionAndWhy) {
+  ConnectOptions o = minimal();
+  o.nqn = "nqn.2024-01.io.rnvme:a,b";
+  auto st = validate(o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "invalid value 'nqn.2024-01.io.rnvme:a,b' for --nqn");
+  EXPECT_NE(st.error().cause.find("the kernel refuses this --nqn: it contains a comma"),
+            std::string::npos)
+      << st.error().cause;
+  o = minimal();
+  o.hostnqn = std::string(230, 'h');
+  st = validate(o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("for --hostnqn"), std::string::npos);
+  EXPECT_NE(st.error().cause.find("230 bytes long"), std::string::npos) << st.error().cause;
+  // the longest NQN the kernel takes
+  o = minimal();
+  o.nqn = "nqn.2024-01.io.rnvme:" + std::string(222 - 21, 'n');
+  ASSERT_EQ(o.nqn.size(), 222u);
+  EXPECT_TRUE(validate(o).ok());
+}
 
 // The kernel takes any NQN without commas up to 222 bytes; off-form ones pass with a warning.
 TEST(Options, OffFormNqnIsAcceptedWithAWarning) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
+
 namespace rnvme {
 namespace {
 
@@ -117,7 +119,7 @@ json to_json(const std::vector<RdmaDevice>& devs) {
         gids.push_back({{"index", g.index},
                         {"address", str_or_null(gid_address(g.gid).value_or(""))},
                         {"gid", g.gid},
-                        {"type", str_or_null(g.type)},
+                        {"type", str_or_null(gid_type_name(g.type, p.link_layer))},
                         {"ndev", str_or_null(g.ndev)}});
       ports.push_back({{"port", p.index},
                        {"state", p.state},
@@ -155,7 +157,8 @@ json to_json(const ConnectOutcome& c) {
           {"instance", c.instance >= 0 ? json(c.instance) : json(nullptr)},
           {"cntlid", c.cntlid >= 0 ? json(c.cntlid) : json(nullptr)},
           {"options", c.options},
-          {"dry_run", c.dry_run}};
+          {"dry_run", c.dry_run},
+          {"already_connected", c.already_connected}};
 }
 
 json to_json(const DisconnectOutcome& d) {
@@ -190,7 +193,12 @@ json to_json(const Error& e) {
 
 int exit_code(ErrorCode code) { return static_cast<int>(code); }
 
-void Printer::json(const nlohmann::json& j) { out_ << j.dump(2) << '\n'; }
+void Printer::emit(std::ostream& os, nlohmann::json j) {
+  j["version"] = kJsonSchemaVersion;
+  os << j.dump(2) << '\n';
+}
+
+void Printer::json(const nlohmann::json& j) { emit(out_, j); }
 
 void Printer::print(const DiscoveryLog& log) {
   if (format_ == Format::kJson) return json(to_json(log));
@@ -255,9 +263,16 @@ void Printer::print(const std::vector<RdmaDevice>& devs) {
         fmt::print(out_, " [active_mtu {} but netdev mtu {} allows {}]", p.active_mtu,
                    p.netdev_mtu, roce_mtu_for_netdev_mtu(p.netdev_mtu));
       fmt::print(out_, "\n");
-      for (const auto& g : p.gids)
-        fmt::print(out_, "    gid {:<3} {:<25} {:<11} {}\n", g.index,
-                   gid_address(g.gid).value_or(g.gid), g.type.empty() ? "?" : g.type, g.ndev);
+      // As show_gids lists them: the address a GID stands for, not its hex digits (those are
+      // in the JSON).
+      size_t width = 15;  // an IPv4 address
+      for (const auto& g : p.gids) width = std::max(width, gid_address(g.gid).value_or(g.gid).size());
+      for (const auto& g : p.gids) {
+        const std::string type = gid_type_name(g.type, p.link_layer);
+        fmt::print(out_, "    gid {:<3} {:<{}}  {:<7}  {}\n", g.index,
+                   gid_address(g.gid).value_or(g.gid), width, type.empty() ? "?" : type,
+                   g.ndev.empty() ? "-" : g.ndev);
+      }
     }
   }
 }
@@ -275,7 +290,10 @@ void Printer::print(const HostCheck& hc) {
 
 void Printer::print(const ConnectOutcome& c) {
   if (format_ == Format::kJson) return json(to_json(c));
-  if (c.dry_run)
+  if (c.already_connected)
+    fmt::print(out_, "already connected {} (cntlid {})\n", c.device,
+               c.cntlid >= 0 ? std::to_string(c.cntlid) : std::string("?"));
+  else if (c.dry_run)
     fmt::print(out_, "{}\n", c.options);
   else
     fmt::print(out_, "connected {} (cntlid {})\n", c.device, c.cntlid);
@@ -301,7 +319,7 @@ void Printer::print(const ConnectAllOutcome& c) {
 
 void Printer::print_error(const Error& e) {
   if (format_ == Format::kJson) {
-    err_ << to_json(e).dump(2) << '\n';
+    emit(err_, to_json(e));
     return;
   }
   fmt::print(err_, "rnvme: {}\n", e.message);

@@ -19,12 +19,19 @@ namespace rnvme {
 
 enum class Format { kText, kJson };
 
+// The "version" every JSON document of the tool carries at its top level (errors included).
+// Raised when a key is removed or renamed or changes type or meaning; adding keys keeps it.
+inline constexpr int kJsonSchemaVersion = 1;
+
 struct ConnectOutcome {
   std::string device;        // nvme3; empty on --dry-run
   int instance = -1;
   int cntlid = -1;
   std::string options;       // the string written (or that would be written)
   bool dry_run = false;
+  // The association existed already (find_association): `device` is that controller and nothing
+  // was written.
+  bool already_connected = false;
 };
 
 struct DisconnectOutcome {
@@ -72,6 +79,8 @@ class Printer {
 
  private:
   void json(const nlohmann::json& j);
+  // Every JSON document leaves through here: adds "version" (kJsonSchemaVersion).
+  static void emit(std::ostream& os, nlohmann::json j);
   Format format_;
   std::ostream& out_;
   std::ostream& err_;

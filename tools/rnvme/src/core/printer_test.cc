@@ -86,7 +86,7 @@ TEST(Printer, TopologyJsonUsesNumbersAndNulls) {
 TEST(Printer, EmptyTopology) {
   EXPECT_EQ(render(Format::kText, Topology{}), "no NVMe subsystems\n");
   EXPECT_EQ(nlohmann::json::parse(render(Format::kJson, Topology{})),
-            nlohmann::json({{"subsystems", nlohmann::json::array()}}));
+            nlohmann::json({{"subsystems", nlohmann::json::array()}, {"version", 1}}));
 }
 
 TEST(Printer, DiscoveryTextAndJson) {
@@ -144,6 +144,36 @@ TEST(Printer, ConnectOutcomes) {
   auto j = nlohmann::json::parse(render(Format::kJson, live));
   EXPECT_EQ(j["instance"], 3);
   EXPECT_EQ(j["device"], "nvme3");
+}
+
+// Every JSON document, whatever the command, carries the schema version at its top level.
+TEST(Printer, EveryJsonDocumentCarriesTheSchemaVersion) {
+  auto log = decode_discovery_log(testing::make_discovery_log({{"nqn.x:y", "192.168.50.10", "4420"}}));
+  ASSERT_TRUE(log.ok());
+  HostCheck hc = check_host_identity({std::string(testing::kHostnqn), std::string(testing::kHostUuid)});
+  const std::vector<std::pair<const char*, std::string>> docs = {
+      {"discover", render(Format::kJson, *log)},
+      {"list", render(Format::kJson, sample_topology())},
+      {"rdma", render(Format::kJson, sample_rdma())},
+      {"rdma, no devices", render(Format::kJson, std::vector<RdmaDevice>{})},
+      {"hostnqn", render(Format::kJson, hc)},
+      {"connect", render(Format::kJson, ConnectOutcome{"nvme3", 3, 7, "x", false, false})},
+      {"disconnect", render(Format::kJson, DisconnectOutcome{{"nvme3"}, false})},
+      {"connect-all", render(Format::kJson, ConnectAllOutcome{})},
+  };
+  for (const auto& [what, text] : docs) {
+    auto j = nlohmann::json::parse(text);
+    ASSERT_TRUE(j.is_object()) << what;
+    EXPECT_EQ(j["version"], kJsonSchemaVersion) << what;
+    EXPECT_TRUE(j["version"].is_number_integer()) << what;
+  }
+  std::ostringstream out, err;
+  Printer(Format::kJson, out, err).print_error(make_error(ErrorCode::kUsage, "bad"));
+  auto e = nlohmann::json::parse(err.str());
+  EXPECT_EQ(e["version"], 1);
+  EXPECT_EQ(e["error"]["message"], "bad");
+  // text output is unchanged
+  EXPECT_EQ(render(Format::kText, Topology{}).find("version"), std::string::npos);
 }
 
 TEST(Printer, HumanSize) {

@@ -63,6 +63,12 @@ std::optional<std::string> gid_address(std::string_view gid) {
                                                      : std::nullopt;
 }
 
+std::string gid_type_name(std::string_view sysfs_type, std::string_view link_layer) {
+  if (link_layer == "InfiniBand" && (sysfs_type.empty() || sysfs_type == "IB/RoCE v1")) return "IB";
+  if (link_layer == "Ethernet" && sysfs_type == "IB/RoCE v1") return "RoCE v1";
+  return std::string(sysfs_type);
+}
+
 bool is_zero_gid(std::string_view gid) {
   return gid.find_first_not_of("0:\n") == std::string_view::npos;
 }

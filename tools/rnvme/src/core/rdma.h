@@ -12,7 +12,7 @@ namespace rnvme {
 struct RdmaGid {
   int index = 0;
   std::string gid;     // sysfs notation: 8 groups of 4 hex digits
-  std::string type;    // "RoCE v2", "IB/RoCE v1", empty if unknown
+  std::string type;    // as sysfs gid_attrs/types has it: "RoCE v2", "IB/RoCE v1"; empty if unknown
   std::string ndev;    // netdev the GID belongs to (RoCE)
 };
 
@@ -43,6 +43,11 @@ bool is_zero_gid(std::string_view gid);
 // "fe80::5054:ff:fe12:3456" otherwise (an IB GID prints as IPv6 too); nullopt if `gid` is not
 // 8 groups of 4 hex digits.
 std::optional<std::string> gid_address(std::string_view gid);
+
+// The GID type as show_gids and admins name it: sysfs says "IB/RoCE v1" for both an InfiniBand
+// GID and a RoCE v1 one, so the port's link layer decides ("IB" on InfiniBand, "RoCE v1" on
+// Ethernet); "RoCE v2" stays.  Unknown link layer: the sysfs text.
+std::string gid_type_name(std::string_view sysfs_type, std::string_view link_layer);
 
 struct GidMatch {
   const RdmaDevice* device = nullptr;

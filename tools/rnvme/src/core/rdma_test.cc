@@ -24,6 +24,15 @@ TEST(Rdma, GidAddressIsWhatAdminsLookFor) {
   EXPECT_EQ(gid_address(*gid_for_address("fd00::42")), "fd00::42");
 }
 
+TEST(Rdma, GidTypeNamesAsShowGidsHasThem) {
+  EXPECT_EQ(gid_type_name("IB/RoCE v1", "Ethernet"), "RoCE v1");
+  EXPECT_EQ(gid_type_name("RoCE v2", "Ethernet"), "RoCE v2");
+  EXPECT_EQ(gid_type_name("IB/RoCE v1", "InfiniBand"), "IB");
+  EXPECT_EQ(gid_type_name("", "InfiniBand"), "IB");
+  EXPECT_EQ(gid_type_name("IB/RoCE v1", ""), "IB/RoCE v1");  // link layer unknown
+  EXPECT_EQ(gid_type_name("", "Ethernet"), "");
+}
+
 TEST(Rdma, SysfsParsing) {
   EXPECT_EQ(strip_state_prefix("4: ACTIVE\n"), "ACTIVE");
   EXPECT_EQ(strip_state_prefix("5: LinkUp"), "LinkUp");

@@ -1,5 +1,7 @@
 #include "core/topology.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <regex>
 
@@ -38,6 +40,34 @@ std::optional<int> controller_instance(std::string_view name) {
 bool is_namespace_name(std::string_view name) {
   static const std::regex re("nvme[0-9]+(c[0-9]+)?n[0-9]+");
   return std::regex_match(name.begin(), name.end(), re);
+}
+
+const NvmeController* find_association(const Topology& t, const ConnectOptions& o) {
+  if (o.hostnqn.empty()) return nullptr;
+  const std::string_view port = o.trsvcid.empty() ? kDefaultRdmaPort : std::string_view(o.trsvcid);
+  auto same_id = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) ==
+                    std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  for (const auto& s : t.subsystems)
+    for (const auto& c : s.controllers) {
+      if (c.state == "deleting" || c.state == "deleting (no IO)" || c.state == "dead") continue;
+      if (c.transport != o.transport || c.traddr != o.traddr || c.trsvcid != port) continue;
+      const std::string& nqn = c.subsysnqn.empty() ? s.nqn : c.subsysnqn;
+      if (nqn != o.nqn || c.hostnqn != o.hostnqn) continue;
+      if (!c.hostid.empty() && !o.hostid.empty() && !same_id(c.hostid, o.hostid)) continue;
+      if (!o.host_traddr.empty()) {
+        // Only what the controller was created with: "host_traddr=" in the address (rdma), not
+        // the "src_addr=" TCP reports for the source it happened to use.
+        auto a = parse_address(c.address);
+        auto it = a.find("host_traddr");
+        if (it == a.end() || it->second != o.host_traddr) continue;
+      }
+      return &c;
+    }
+  return nullptr;
 }
 
 }  // namespace rnvme

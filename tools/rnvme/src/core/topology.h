@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/options.h"
+
 namespace rnvme {
 
 struct NvmeNamespace {
@@ -49,6 +51,14 @@ struct NvmeSubsystem {
 struct Topology {
   std::vector<NvmeSubsystem> subsystems;
 };
+
+// The controller that already serves the association `o` describes, or nullptr: same transport,
+// traddr, trsvcid (4420 when unset), subsystem NQN and host NQN, the same host ID when both are
+// known, and the same host_traddr when `o` gives one; a controller being deleted or dead does
+// not count.  These are the fields nvmf_ip_options_match() compares (strings as written, like
+// the kernel's strcmp), with nvme-cli's leniency for an unset host_traddr.  An unknown host NQN
+// (the kernel's default host) matches nothing: the caller cannot tell whose controller it is.
+const NvmeController* find_association(const Topology& t, const ConnectOptions& o);
 
 // "traddr=10.0.0.1,trsvcid=4420,src_addr=10.0.0.2" -> {traddr: .., trsvcid: .., src_addr: ..}.
 std::map<std::string, std::string> parse_address(std::string_view address);

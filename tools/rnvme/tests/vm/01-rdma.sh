@@ -17,6 +17,8 @@ for pair in "rxe0 veth0 $HOST_IP4" "rxe1 veth1 $TGT_IP4"; do
 	gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${3//./ })
 	expect_json "$1 has a RoCE v2 GID for $3 ($gid)" \
 		".devices[] | select(.name == \"$1\") | .ports[0].gids[] | select(.gid == \"$gid\" and .type == \"RoCE v2\")"
+	expect_json "$1: that GID's address is $3 on $2" \
+		".devices[] | select(.name == \"$1\") | .ports[0].gids[] | select(.gid == \"$gid\" and .address == \"$3\" and .ndev == \"$2\")"
 done
 expect_json "link layer Ethernet, netdev MTU a number" \
 	'.devices[0].ports[0] | (.link_layer == "Ethernet") and (.netdev_mtu | type == "number")'
@@ -34,6 +36,14 @@ if grep -q '^rxe0/1: state ACTIVE' "$R_OUT" && grep -q 'RoCE v2' "$R_OUT"; then
 	ok "text output shows rxe0/1 ACTIVE and RoCE v2 GIDs"
 else
 	not_ok "text output shows rxe0/1 ACTIVE and RoCE v2 GIDs" "$(show_run)"
+fi
+# GIDs as show_gids lists them: the address, the type (RoCE v1 / RoCE v2), the netdev; no hex.
+if grep -Eq "^ +gid [0-9]+ +${HOST_IP4//./\\.} +RoCE v2 +veth0\$" "$R_OUT" &&
+	grep -Eq "^ +gid [0-9]+ +${HOST_IP4//./\\.} +RoCE v1 +veth0\$" "$R_OUT" &&
+	! grep -Eq '([0-9a-f]{4}:){7}[0-9a-f]{4}' "$R_OUT"; then
+	ok "text output shows $HOST_IP4 as RoCE v1 and v2 GIDs of veth0, no hex GIDs"
+else
+	not_ok "text output shows $HOST_IP4 as RoCE v1 and v2 GIDs of veth0, no hex GIDs" "$(show_run)"
 fi
 
 # Our own link on a spare veth pair, through RDMA_NLDEV_CMD_NEWLINK / DELLINK.

@@ -37,6 +37,7 @@ dev=$(wait_ns_dev "$ctrl" 30) || not_ok "namespace of $ctrl appears"
 
 rn -o json list
 expect_rc "list -o json exits 0" 0
+expect_json "list -o json carries schema version 1" '.version == 1'
 expect_json "list: $TEST_NQN has $ctrl over $TRANSPORT, live, at $TGT_IP4:$TGT_PORT" \
 	".subsystems[] | select(.nqn == \"$TEST_NQN\") | .controllers[] | select(.name == \"$ctrl\" and .transport == \"$TRANSPORT\" and .state == \"live\" and .traddr == \"$TGT_IP4\" and .trsvcid == \"$TGT_PORT\")"
 expect_json "list: queue_count and ctrl_loss_tmo are numbers, hostnqn is ours" \
@@ -53,12 +54,18 @@ expect_json "list: namespace $dev with size $size bytes" \
 rn list
 if grep -q "$TEST_NQN" "$R_OUT" && grep -q "$ctrl" "$R_OUT"; then ok "list (text) shows the subsystem and $ctrl"; else not_ok "list (text)" "$(show_run)"; fi
 
+# Connecting what exists is a success that names the controller (nvme-cli does the same).
 rn connect --transport "$TRANSPORT" --traddr "$TGT_IP4" --trsvcid "$TGT_PORT" --nqn "$TEST_NQN"
-if [ "$R_RC" = 4 ] && grep -q 'reason: already_connected' "$R_ERR"; then
-	ok "second connect is refused as already_connected"
+expect_rc "second connect of the same association exits 0" 0
+if [ "$(cat "$R_OUT")" = "already connected $ctrl (cntlid $(cat "/sys/class/nvme/$ctrl/cntlid" 2>/dev/null))" ]; then
+	ok "second connect prints the existing $ctrl"
 else
-	not_ok "second connect is refused as already_connected" "$(show_run)"
+	not_ok "second connect prints the existing $ctrl" "$(show_run)"
 fi
+rn -o json connect --transport "$TRANSPORT" --traddr "$TGT_IP4" --trsvcid "$TGT_PORT" --nqn "$TEST_NQN"
+expect_json "second connect -o json: already_connected, device $ctrl" \
+	".already_connected == true and .device == \"$ctrl\""
+check "still one controller" test "$(fabrics_ctrls | wc -l)" = 1
 
 rn disconnect --nqn "$TEST_NQN"
 expect_rc "disconnect --nqn exits 0" 0
