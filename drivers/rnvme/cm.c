@@ -74,7 +74,6 @@ static int rnvme_conn_established(struct rnvme_queue *queue,
 				  struct rdma_cm_event *ev)
 {
 	const char *problem;
-	int i, ret;
 
 	problem = rnvme_cm_rep_problem(ev->param.conn.private_data,
 				       ev->param.conn.private_data_len,
@@ -86,12 +85,7 @@ static int rnvme_conn_established(struct rnvme_queue *queue,
 				     ev->param.conn.private_data_len,
 				     queue->queue_size);
 
-	for (i = 0; i < queue->queue_size; i++) {
-		ret = rnvme_post_recv(queue, &queue->rsp_ring[i]);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return rnvme_post_recvs(queue);
 }
 
 static int rnvme_conn_rejected(struct rnvme_queue *queue,

@@ -611,9 +611,11 @@ void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
 
 /*
  * The ACK watchdog of a live controller (see ack_watchdog_ms in main.c):
- * RNVME_ACK_WD_TICKS checks per period; a queue that had SENDs outstanding
- * and no SEND completion over all of them starts error recovery.  Poll
- * queues are left out: their completions are reaped only when someone polls.
+ * RNVME_ACK_WD_TICKS checks per period; a queue that had signaled SENDs
+ * outstanding and no SEND completion over all of them starts error recovery.
+ * A queue whose newest SENDs were unsignaled and that posts no more gets a
+ * probe (rnvme_post_probe()), so that they are watched too.  Poll queues are
+ * left out: their completions are reaped only when someone polls.
  */
 static void rnvme_ack_wd_work(struct work_struct *work)
 {
@@ -628,13 +630,20 @@ static void rnvme_ack_wd_work(struct work_struct *work)
 
 	for (i = 0; ms && i < ctrl->ctrl.queue_count; i++) {
 		struct rnvme_queue *queue = &ctrl->queues[i];
+		enum rnvme_ack_wd_verdict v;
 		int pending;
 
 		if (!test_bit(RNVME_Q_LIVE, &queue->flags) || queue->poll)
 			continue;
 		pending = atomic_read(&queue->sends_pending);
-		if (!rnvme_ack_wd_tick(&queue->ack_wd, pending,
-				       READ_ONCE(queue->send_acks)))
+		v = rnvme_ack_wd_tick(&queue->ack_wd, pending,
+				      READ_ONCE(queue->send_acks),
+				      atomic_read(&queue->send_seq),
+				      READ_ONCE(queue->retired_seq));
+		if (v == RNVME_WD_PROBE && rnvme_post_probe(queue))
+			/* the QP failed; its error completion starts recovery */
+			continue;
+		if (v != RNVME_WD_SILENT)
 			continue;
 
 		dev_warn(ctrl->ctrl.device,

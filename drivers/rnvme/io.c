@@ -4,14 +4,25 @@
  * completion handling, timeouts and polling.
  *
  * A command is a SEND of its SQE (plus in-capsule data), optionally
- * preceded by a REG_MR.  It ends when both the SEND completion and the
- * response (or, for an MR the target did not invalidate, our LOCAL_INV
- * completion) have arrived: req->ref counts them down from 2.
+ * preceded by a REG_MR.  It ends when its response (or, for an MR the target
+ * did not invalidate, our LOCAL_INV completion) has arrived, and, if its SEND
+ * was signaled, the SEND completion too: req->ref counts them down.
+ *
+ * Which SENDs are signaled (rnvme_send_signaled()): those on the admin
+ * queue, those with in-capsule data (whose pages are released when the
+ * request ends, so the HCA must be done with them: a SEND may be
+ * retransmitted after the target answered it), and one in
+ * RNVME_SIGNAL_INTERVAL of the rest, whose completion retires the unsignaled
+ * ones before it from the send queue.  An unsignaled SEND reads only the
+ * request's SQE buffer, which stays DMA-mapped until the QP is destroyed
+ * (rnvme_map_sqe()), so a late retransmission reads mapped memory; the
+ * target drops it as a duplicate.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <rdma/mr_pool.h>
 #include "rnvme.h"
 
 static struct blk_mq_tags *rnvme_tagset(struct rnvme_queue *queue)
@@ -49,18 +60,168 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op)
 }
 
 
+/*
+ * Mapping a request's data.  It reaches the target one of three ways,
+ * cheapest first:
+ *   - in the command capsule (small writes on I/O queues, when the target
+ *     accepts in-capsule data and the device has SGEs to spare);
+ *   - through the PD's global rkey (one segment; only if register_always=0,
+ *     which exposes all memory to the target and is off by default);
+ *   - through a fast-registration MR from the queue's pool, whose rkey the
+ *     target invalidates with its response (or we invalidate locally, mr.c).
+ * The fast path (this file) is inlined into queue_rq and the completion.
+ */
+static void rnvme_map_inline(struct rnvme_queue *queue,
+			     struct rnvme_request *req, struct nvme_command *c,
+			     int count)
+{
+	struct scatterlist *sg;
+	u32 len = 0;
+	int i;
+
+	for_each_sg(req->sgt.sgl, sg, count, i) {
+		struct ib_sge *sge = &req->sge[1 + i];
+
+		sge->addr = sg_dma_address(sg);
+		sge->length = sg_dma_len(sg);
+		sge->lkey = queue->dev->pd->local_dma_lkey;
+		len += sge->length;
+	}
+	rnvme_sgl_inline(c, queue->ctrl->ctrl.icdoff, len);
+	req->num_sge += count;
+}
+
+static void rnvme_map_global_rkey(struct rnvme_queue *queue,
+				  struct rnvme_request *req,
+				  struct nvme_command *c)
+{
+	rnvme_sgl_keyed(c, sg_dma_address(req->sgt.sgl),
+			sg_dma_len(req->sgt.sgl),
+			queue->dev->pd->unsafe_global_rkey, false);
+}
+
+static int rnvme_map_fast_reg(struct rnvme_queue *queue,
+			      struct rnvme_request *req,
+			      struct nvme_command *c, int count)
+{
+	int nr;
+
+	req->mr = ib_mr_pool_get(queue->qp, &queue->qp->rdma_mrs);
+	/* the pool holds one MR per tag, so this cannot run dry */
+	if (WARN_ON_ONCE(!req->mr))
+		return -EAGAIN;
+
+	/* the target's MPS is 4 KiB whatever the host page size */
+	nr = ib_map_mr_sg(req->mr, req->sgt.sgl, count, NULL, SZ_4K);
+	if (unlikely(nr < count)) {
+		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, req->mr);
+		req->mr = NULL;
+		return nr < 0 ? nr : -EINVAL;
+	}
+
+	/* a fresh key per use: a late access with the old key must fail */
+	ib_update_fast_reg_key(req->mr, ib_inc_rkey(req->mr->rkey));
+
+	/* the rest of reg_wr was filled in once (rnvme_init_reg_wr()) */
+	req->reg_cqe.done = rnvme_memreg_done;
+	req->reg_wr.mr = req->mr;
+	req->reg_wr.key = req->mr->rkey;
+
+	rnvme_sgl_keyed(c, req->mr->iova, req->mr->length, req->mr->rkey, true);
+	return 0;
+}
+
+/**
+ * rnvme_map_data - map a request's data and describe it in the command
+ * @queue: the queue the command goes to
+ * @rq:    the request
+ * @c:     its command
+ *
+ * Return: 0, -EIO when the data cannot be DMA-mapped (a path error), or
+ * another negative errno.
+ */
+static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
+					  struct request *rq,
+					  struct nvme_command *c)
+{
+	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+	struct rnvme_device *dev = queue->dev;
+	struct ib_device *ibdev = dev->ibdev;
+	int count, ret;
+
+	req->num_sge = 1;
+	req->rsp_seen = false;
+	c->common.flags |= NVME_CMD_SGL_METABUF;
+
+	if (!blk_rq_nr_phys_segments(rq)) {
+		rnvme_sgl_null(c);
+		return 0;
+	}
+
+	req->sgt.sgl = req->first_sgl;
+	ret = sg_alloc_table_chained(&req->sgt, blk_rq_nr_phys_segments(rq),
+				     req->sgt.sgl, RNVME_INLINE_SG_CNT);
+	if (ret)
+		return -ENOMEM;
+
+	req->nents = blk_rq_map_sg(rq->q, rq, req->sgt.sgl);
+	count = ib_dma_map_sg(ibdev, req->sgt.sgl, req->nents, rq_dma_dir(rq));
+	if (unlikely(count <= 0)) {
+		ret = -EIO;
+		goto out_free_table;
+	}
+
+	if (rnvme_use_inline(rq_data_dir(rq) == WRITE, rnvme_queue_idx(queue),
+			     queue->ctrl->use_inline_data, count,
+			     dev->inline_segments, blk_rq_payload_bytes(rq),
+			     queue->capsule_len - sizeof(struct nvme_command))) {
+		rnvme_map_inline(queue, req, c, count);
+		return 0;
+	}
+
+	if (count == 1 && (dev->pd->flags & IB_PD_UNSAFE_GLOBAL_RKEY)) {
+		rnvme_map_global_rkey(queue, req, c);
+		return 0;
+	}
+
+	ret = rnvme_map_fast_reg(queue, req, c, count);
+	if (ret)
+		goto out_unmap_sg;
+	return 0;
+
+out_unmap_sg:
+	ib_dma_unmap_sg(ibdev, req->sgt.sgl, req->nents, rq_dma_dir(rq));
+out_free_table:
+	sg_free_table_chained(&req->sgt, RNVME_INLINE_SG_CNT);
+	return ret;
+}
+
+static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
+					     struct request *rq)
+{
+	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+
+	if (!blk_rq_nr_phys_segments(rq))
+		return;
+
+	if (req->mr) {
+		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, req->mr);
+		req->mr = NULL;
+	}
+	ib_dma_unmap_sg(queue->dev->ibdev, req->sgt.sgl, req->nents,
+			rq_dma_dir(rq));
+	sg_free_table_chained(&req->sgt, RNVME_INLINE_SG_CNT);
+}
+
 static void rnvme_complete_rq(struct request *rq)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
-	struct rnvme_queue *queue = req->queue;
 
-	rnvme_unmap_data(queue, rq);
-	ib_dma_unmap_single(queue->dev->ibdev, req->sqe.dma,
-			    sizeof(struct nvme_command), DMA_TO_DEVICE);
+	rnvme_unmap_data(req->queue, rq);
 	nvme_complete_rq(rq);
 }
 
-void rnvme_end_request(struct rnvme_request *req)
+static __always_inline void __rnvme_end_request(struct rnvme_request *req)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
@@ -69,31 +230,51 @@ void rnvme_end_request(struct rnvme_request *req)
 		rnvme_complete_rq(rq);
 }
 
+/* for mr.c's LOCAL_INV completion; the I/O path inlines it */
+void rnvme_end_request(struct rnvme_request *req)
+{
+	__rnvme_end_request(req);
+}
+
+/*
+ * Only a signaled SEND completes successfully; an error completion may
+ * belong to an unsignaled one of a request that has ended already (a flush,
+ * say), so it touches nothing but error recovery.
+ */
 static void rnvme_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rnvme_qe *qe = container_of(wc->wr_cqe, struct rnvme_qe, cqe);
 	struct rnvme_request *req =
 		container_of(qe, struct rnvme_request, sqe);
 
-	rnvme_send_completed(req->queue);
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		rnvme_wr_error(cq, wc, "SEND");
 		return;
 	}
+	rnvme_send_completed(req->queue, req->send_seq);
+	if (unlikely(!list_empty(&req->queue->parked)))
+		rnvme_unpark(req->queue);
 	if (refcount_dec_and_test(&req->ref))
-		rnvme_end_request(req);
+		__rnvme_end_request(req);
 }
 
 static void rnvme_async_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	rnvme_send_completed(wc->qp->qp_context);
-	if (unlikely(wc->status != IB_WC_SUCCESS))
+	struct rnvme_queue *queue = wc->qp->qp_context;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		rnvme_wr_error(cq, wc, "ASYNC");
+		return;
+	}
+	/* the admin queue signals every SEND: nothing to retire */
+	rnvme_send_completed(queue, READ_ONCE(queue->retired_seq));
 }
 
-static int rnvme_post_send(struct rnvme_queue *queue, struct rnvme_qe *qe,
-			   struct ib_sge *sge, u32 num_sge,
-			   struct ib_send_wr *first)
+static __always_inline int rnvme_post_send(struct rnvme_queue *queue,
+					   struct rnvme_qe *qe,
+					   struct ib_sge *sge, u32 num_sge,
+					   struct ib_send_wr *first,
+					   bool signaled)
 {
 	struct ib_send_wr wr;
 	int ret;
@@ -107,53 +288,92 @@ static int rnvme_post_send(struct rnvme_queue *queue, struct rnvme_qe *qe,
 	wr.sg_list = sge;
 	wr.num_sge = num_sge;
 	wr.opcode = IB_WR_SEND;
-	wr.send_flags = IB_SEND_SIGNALED;
+	wr.send_flags = signaled ? IB_SEND_SIGNALED : 0;
 
 	if (first)
 		first->next = &wr;
 	else
 		first = &wr;
 
-	rnvme_send_posted(queue);
+	if (signaled)
+		rnvme_send_posted(queue);
 	ret = ib_post_send(queue->qp, first, NULL);
-	if (likely(!ret))
+	if (likely(!ret)) {
 		rnvme_count_wrs(queue, first == &wr ? 1 : 2);
-	if (unlikely(ret)) {
-		/* nothing was posted: no completion will come */
-		atomic_dec(&queue->sends_pending);
-		dev_err_ratelimited(queue->ctrl->ctrl.device,
-				    "queue %d: posting SEND failed (%d)\n",
-				    rnvme_queue_idx(queue), ret);
+		return 0;
 	}
+	/* nothing was posted: no completion will come */
+	if (signaled)
+		atomic_dec(&queue->sends_pending);
+	dev_err_ratelimited(queue->ctrl->ctrl.device,
+			    "queue %d: posting SEND failed (%d)\n",
+			    rnvme_queue_idx(queue), ret);
 	return ret;
 }
 
-static void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc);
-
-int rnvme_post_recv(struct rnvme_queue *queue, struct rnvme_qe *qe)
+/**
+ * rnvme_post_recvs - post every receive buffer of a queue, in one chain
+ * @queue: a queue whose connection was just established
+ */
+int rnvme_post_recvs(struct rnvme_queue *queue)
 {
-	struct ib_recv_wr wr;
-	struct ib_sge sge;
+	u32 i;
 	int ret;
 
-	sge.addr = qe->dma;
-	sge.length = sizeof(struct nvme_completion);
-	sge.lkey = queue->dev->pd->local_dma_lkey;
+	for (i = 0; i < queue->nr_rsp; i++)
+		queue->rsp_wr[i].wr.next = i + 1 < queue->nr_rsp ?
+					   &queue->rsp_wr[i + 1].wr : NULL;
+	queue->recv_held = 0;
+	queue->recv_head = NULL;
+	queue->recv_tail = NULL;
 
-	qe->cqe.done = rnvme_recv_done;
-	wr.next = NULL;
-	wr.wr_cqe = &qe->cqe;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-
-	ret = ib_post_recv(queue->qp, &wr, NULL);
+	ret = ib_post_recv(queue->qp, &queue->rsp_wr[0].wr, NULL);
 	if (likely(!ret))
-		rnvme_count_wrs(queue, 1);
-	if (unlikely(ret))
-		dev_err_ratelimited(queue->ctrl->ctrl.device,
-				    "queue %d: posting RECV failed (%d)\n",
-				    rnvme_queue_idx(queue), ret);
+		rnvme_count_wrs(queue, queue->nr_rsp);
+	else
+		dev_err(queue->ctrl->ctrl.device,
+			"queue %d: posting %u receive buffers failed (%d)\n",
+			rnvme_queue_idx(queue), queue->nr_rsp, ret);
 	return ret;
+}
+
+/*
+ * Give an answered receive buffer back to the device: at once on a poll
+ * queue (its completions may be reaped by several pollers at a time),
+ * otherwise in chains of RNVME_RECV_BATCH (a queue's completions are
+ * handled one at a time, in its CQ's context).
+ */
+static void rnvme_repost_recv(struct rnvme_queue *queue, struct rnvme_qe *qe)
+{
+	struct ib_recv_wr *wr = &queue->rsp_wr[qe - queue->rsp_ring].wr;
+	u32 n = 1;
+	int ret;
+
+	wr->next = NULL;
+	if (!queue->poll) {
+		if (queue->recv_tail)
+			queue->recv_tail->next = wr;
+		else
+			queue->recv_head = wr;
+		queue->recv_tail = wr;
+		if (++queue->recv_held < RNVME_RECV_BATCH)
+			return;
+		wr = queue->recv_head;
+		n = queue->recv_held;
+		queue->recv_held = 0;
+		queue->recv_head = NULL;
+		queue->recv_tail = NULL;
+	}
+
+	ret = ib_post_recv(queue->qp, wr, NULL);
+	if (likely(!ret)) {
+		rnvme_count_wrs(queue, n);
+		return;
+	}
+	dev_err_ratelimited(queue->ctrl->ctrl.device,
+			    "queue %d: posting RECV failed (%d)\n",
+			    rnvme_queue_idx(queue), ret);
+	rnvme_error_recovery(queue->ctrl);
 }
 
 void rnvme_submit_async_event(struct nvme_ctrl *nctrl)
@@ -180,8 +400,58 @@ void rnvme_submit_async_event(struct nvme_ctrl *nctrl)
 	ib_dma_sync_single_for_device(ibdev, sqe->dma, sizeof(*cmd),
 				      DMA_TO_DEVICE);
 
-	ret = rnvme_post_send(queue, sqe, &sge, 1, NULL);
+	atomic_inc(&queue->send_seq);
+	ret = rnvme_post_send(queue, sqe, &sge, 1, NULL, true);
 	WARN_ON_ONCE(ret);
+}
+
+/*
+ * An answered request whose SEND carried in-capsule data unsignaled waits
+ * until a later signaled completion retires that SEND; if none was posted
+ * after it, a probe is.  Only in CQ context of an interrupt-driven queue.
+ */
+static void rnvme_park(struct rnvme_queue *queue, struct rnvme_request *req)
+{
+	list_add_tail(&req->park_node, &queue->parked);
+	queue->parked_reqs++;
+	if (rnvme_seq_after(req->send_seq, READ_ONCE(queue->last_sig_seq)))
+		rnvme_post_probe(queue);
+}
+
+/**
+ * rnvme_unpark - end the parked requests a signaled completion retired
+ * @queue: an interrupt-driven I/O queue, in its CQ context
+ */
+void rnvme_unpark(struct rnvme_queue *queue)
+{
+	u32 retired = READ_ONCE(queue->retired_seq);
+	struct rnvme_request *req, *next;
+	bool probe = false;
+
+	list_for_each_entry_safe(req, next, &queue->parked, park_node) {
+		if (rnvme_seq_after(req->send_seq, retired)) {
+			probe |= rnvme_seq_after(req->send_seq,
+						 READ_ONCE(queue->last_sig_seq));
+			continue;
+		}
+		list_del_init(&req->park_node);
+		if (refcount_dec_and_test(&req->ref))
+			__rnvme_end_request(req);
+	}
+	if (probe)
+		rnvme_post_probe(queue);
+}
+
+/**
+ * rnvme_drop_parked - forget the parked requests of a drained queue
+ * @queue: a queue whose QP was drained; cancelling ends the requests
+ */
+void rnvme_drop_parked(struct rnvme_queue *queue)
+{
+	struct rnvme_request *req, *next;
+
+	list_for_each_entry_safe(req, next, &queue->parked, park_node)
+		list_del_init(&req->park_node);
 }
 
 static void rnvme_process_rsp(struct rnvme_queue *queue,
@@ -242,11 +512,16 @@ static void rnvme_process_rsp(struct rnvme_queue *queue,
 		return;
 	}
 
+	if (unlikely(req->wait_retire) &&
+	    rnvme_seq_after(req->send_seq, READ_ONCE(queue->retired_seq))) {
+		rnvme_park(queue, req);
+		return;
+	}
 	if (refcount_dec_and_test(&req->ref))
-		rnvme_end_request(req);
+		__rnvme_end_request(req);
 }
 
-static void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rnvme_qe *qe = container_of(wc->wr_cqe, struct rnvme_qe, cqe);
 	struct rnvme_queue *queue = wc->qp->qp_context;
@@ -267,6 +542,8 @@ static void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
+	/* commands in flight, for rnvme_send_signaled() (a statistic) */
+	data_race(queue->rsp_count++);
 	ib_dma_sync_single_for_cpu(ibdev, qe->dma, len, DMA_FROM_DEVICE);
 	if (unlikely(nvme_is_aen_req(rnvme_queue_idx(queue), cqe->command_id)))
 		nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
@@ -275,7 +552,7 @@ static void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rnvme_process_rsp(queue, cqe, wc);
 	ib_dma_sync_single_for_device(ibdev, qe->dma, len, DMA_FROM_DEVICE);
 
-	rnvme_post_recv(queue, qe);
+	rnvme_repost_recv(queue, qe);
 }
 
 static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
@@ -287,14 +564,19 @@ static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
 
 	nvme_req(rq)->ctrl = &ctrl->ctrl;
 	/*
-	 * The SQE buffer lives as long as the tag set; it is DMA-mapped per
-	 * command, so it follows the controller across reconnects even when
-	 * the new association lands on another RDMA device.
+	 * The SQE buffer lives as long as the tag set; it is DMA-mapped once
+	 * per association (the first time the request is sent on it, see
+	 * rnvme_map_sqe()), so it follows the controller across reconnects
+	 * even when the new association lands on another RDMA device.
 	 */
 	req->sqe.data = kzalloc_node(sizeof(struct nvme_command), GFP_KERNEL,
 				     numa_node);
 	if (!req->sqe.data)
 		return -ENOMEM;
+	req->sqe_gen = 0;
+	INIT_LIST_HEAD(&req->sqe_node);
+	INIT_LIST_HEAD(&req->park_node);
+	rnvme_init_reg_wr(req);
 	req->queue = &ctrl->queues[qid];
 	nvme_req(rq)->cmd = req->sqe.data;
 	return 0;
@@ -305,6 +587,8 @@ static void rnvme_exit_request(struct blk_mq_tag_set *set, struct request *rq,
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 
+	/* the tag set may go before the queue's verbs resources do */
+	rnvme_unmap_sqe(req);
 	kfree(req->sqe.data);
 }
 
@@ -333,6 +617,52 @@ static noinline void rnvme_test_burn(unsigned int n)
 
 	for (i = 0; i < n; i++)
 		barrier();
+}
+
+/*
+ * Number, signal and post a request's SEND (and its REG_MR).  On an
+ * interrupt-driven I/O queue this happens under post_lock, so that sequence
+ * numbers follow the send queue's order: a signaled completion then retires
+ * exactly the SENDs numbered before it (rnvme_unpark()).
+ */
+static __always_inline int rnvme_submit(struct rnvme_queue *queue,
+					struct rnvme_request *req)
+{
+	int qid = rnvme_queue_idx(queue);
+	bool ordered = qid && !queue->poll;
+	bool inline_data = req->num_sge > 1;
+	unsigned long flags = 0;
+	bool signaled;
+	u32 seq, last;
+	int err;
+
+	/*
+	 * irqsave, not _bh: leaving a _bh section runs the softirqs the post
+	 * raised (the whole exchange over Soft-RoCE) before the next command
+	 * is queued, which serializes a deep queue
+	 */
+	if (ordered)
+		spin_lock_irqsave(&queue->post_lock, flags);
+	seq = atomic_inc_return(&queue->send_seq);
+	signaled = rnvme_send_signaled(qid, queue->poll, inline_data, seq,
+				       seq - READ_ONCE(queue->rsp_count));
+	req->send_seq = seq;
+	req->wait_retire = inline_data && !signaled;
+	/* the response (or invalidation) ends it, and a signaled SEND */
+	refcount_set(&req->ref, signaled ? 2 : 1);
+	last = queue->last_sig_seq;
+	if (signaled) {
+		queue->last_sig_seq = seq;
+		/* a statistic; admin and poll queues post without the lock */
+		data_race(queue->sends_signaled++);
+	}
+	err = rnvme_post_send(queue, &req->sqe, req->sge, req->num_sge,
+			      req->mr ? &req->reg_wr.wr : NULL, signaled);
+	if (unlikely(err))
+		queue->last_sig_seq = last;
+	if (ordered)
+		spin_unlock_irqrestore(&queue->post_lock, flags);
+	return err;
 }
 
 static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
@@ -364,19 +694,18 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (!nvme_check_ready(&queue->ctrl->ctrl, rq, ready))
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
 
-	ibdev = queue->dev->ibdev;
-	sqe->dma = ib_dma_map_single(ibdev, sqe->data,
-				     sizeof(struct nvme_command),
-				     DMA_TO_DEVICE);
-	if (unlikely(ib_dma_mapping_error(ibdev, sqe->dma)))
+	/* first use of this request on this association: map its SQE */
+	if (unlikely(req->sqe_gen != queue->sqe_gen) &&
+	    rnvme_map_sqe(queue, req))
 		return BLK_STS_RESOURCE;
 
+	ibdev = queue->dev->ibdev;
 	ib_dma_sync_single_for_cpu(ibdev, sqe->dma,
 				   sizeof(struct nvme_command), DMA_TO_DEVICE);
 
 	ret = nvme_setup_cmd(ns, rq);
 	if (ret)
-		goto out_unmap_sqe;
+		return ret;
 
 	nvme_start_request(rq);
 
@@ -389,13 +718,11 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 
 	sqe->cqe.done = rnvme_send_done;
-
 	ib_dma_sync_single_for_device(ibdev, sqe->dma,
 				      sizeof(struct nvme_command),
 				      DMA_TO_DEVICE);
 
-	err = rnvme_post_send(queue, sqe, req->sge, req->num_sge,
-			      req->mr ? &req->reg_wr.wr : NULL);
+	err = rnvme_submit(queue, req);
 	if (unlikely(err))
 		goto out_unmap_data;
 
@@ -404,8 +731,6 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 out_unmap_data:
 	rnvme_unmap_data(queue, rq);
 out_fail:
-	ib_dma_unmap_single(ibdev, sqe->dma, sizeof(struct nvme_command),
-			    DMA_TO_DEVICE);
 	/* a path error completes the request (and cleans the command up) */
 	if (err == -EIO)
 		return nvme_host_path_error(rq);
@@ -413,11 +738,6 @@ out_fail:
 	if (err == -ENOMEM || err == -EAGAIN)
 		return BLK_STS_RESOURCE;
 	return BLK_STS_IOERR;
-
-out_unmap_sqe:
-	ib_dma_unmap_single(ibdev, sqe->dma, sizeof(struct nvme_command),
-			    DMA_TO_DEVICE);
-	return ret;
 }
 
 static int rnvme_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)

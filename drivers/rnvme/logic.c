@@ -231,80 +231,6 @@ const char *rnvme_cm_rep_problem(const void *pd, u8 len, u16 queue_size)
 }
 EXPORT_SYMBOL_IF_KUNIT(rnvme_cm_rep_problem);
 
-/* A command without data still carries a keyed SGL: all zeroes. */
-void rnvme_sgl_null(struct nvme_command *c)
-{
-	struct nvme_keyed_sgl_desc *sg = &c->common.dptr.ksgl;
-
-	sg->addr = 0;
-	put_unaligned_le24(0, sg->length);
-	put_unaligned_le32(0, sg->key);
-	sg->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
-}
-EXPORT_SYMBOL_IF_KUNIT(rnvme_sgl_null);
-
-/**
- * rnvme_sgl_keyed - describe data the target reaches by RDMA READ/WRITE
- * @c:          the command
- * @addr:       I/O virtual address of the registered region
- * @len:        its length (24 bits on the wire)
- * @key:        the rkey
- * @invalidate: ask the target to invalidate @key with its response
- */
-void rnvme_sgl_keyed(struct nvme_command *c, u64 addr, u32 len, u32 key,
-		     bool invalidate)
-{
-	struct nvme_keyed_sgl_desc *sg = &c->common.dptr.ksgl;
-
-	sg->addr = cpu_to_le64(addr);
-	put_unaligned_le24(len, sg->length);
-	put_unaligned_le32(key, sg->key);
-	sg->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
-	if (invalidate)
-		sg->type |= NVME_SGL_FMT_INVALIDATE;
-}
-EXPORT_SYMBOL_IF_KUNIT(rnvme_sgl_keyed);
-
-/**
- * rnvme_sgl_inline - describe data carried in the command capsule
- * @c:      the command
- * @offset: in-capsule data offset (the controller's ICDOFF)
- * @len:    bytes of data following the SQE
- */
-void rnvme_sgl_inline(struct nvme_command *c, u32 offset, u32 len)
-{
-	struct nvme_sgl_desc *sg = &c->common.dptr.sgl;
-
-	sg->addr = cpu_to_le64(offset);
-	sg->length = cpu_to_le32(len);
-	/*
-	 * nvme-core does not clear the data pointer of read/write commands,
-	 * and the SQE buffer is reused per tag: without this, the previous
-	 * keyed SGL's key would go out in the reserved bytes.
-	 */
-	memset(sg->rsvd, 0, sizeof(sg->rsvd));
-	sg->type = (NVME_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_OFFSET;
-}
-EXPORT_SYMBOL_IF_KUNIT(rnvme_sgl_inline);
-
-/**
- * rnvme_use_inline - may this request's data travel in the command capsule
- * @write:       host-to-controller transfer
- * @qid:         queue id (the admin queue never uses in-capsule data)
- * @ctrl_inline: the controller advertises offset SGLs
- * @nsegs:       DMA segments of the data
- * @max_segs:    SGEs the device leaves for in-capsule data
- * @bytes:       payload length
- * @inline_size: capsule room after the SQE (IOCCSZ * 16 - 64)
- */
-bool rnvme_use_inline(bool write, int qid, bool ctrl_inline, u32 nsegs,
-		      u32 max_segs, u32 bytes, size_t inline_size)
-{
-	return write && qid > 0 && ctrl_inline && nsegs <= max_segs &&
-	       bytes <= inline_size;
-}
-EXPORT_SYMBOL_IF_KUNIT(rnvme_use_inline);
-
 /**
  * rnvme_capsule_len - size of a command capsule on queue @qid
  * @qid:    queue id; admin capsules carry no data
@@ -490,23 +416,36 @@ EXPORT_SYMBOL_IF_KUNIT(rnvme_transport_name_error);
 /**
  * rnvme_ack_wd_tick - one ACK watchdog check of one queue
  * @wd:      the queue's watchdog state
- * @pending: SENDs posted and not completed yet
- * @acks:    the queue's SEND completion counter (wraps; only compared)
+ * @pending: signaled SENDs (and probes) posted and not completed yet
+ * @acks:    the queue's signaled completion counter (wraps; only compared)
+ * @seq:     sequence number of the queue's newest SEND (wraps)
+ * @retired: sequence number of the newest SEND known complete
  *
- * Return: true when the queue had SENDs outstanding and no SEND completed
- * over the last RNVME_ACK_WD_TICKS checks.  A completion, or no SEND
- * outstanding, starts the count again.
+ * A signaled SEND outstanding and no completion over the last
+ * RNVME_ACK_WD_TICKS checks: the path is silent.  With nothing signaled
+ * outstanding but unsignaled SENDs not known complete and no new SEND since
+ * the last check (so no signaled one will follow soon), the queue must post
+ * a probe, a signaled work request whose completion confirms them: it is
+ * then the one outstanding.  A completion starts the count again.
  */
-bool rnvme_ack_wd_tick(struct rnvme_ack_wd *wd, int pending, u32 acks)
+enum rnvme_ack_wd_verdict rnvme_ack_wd_tick(struct rnvme_ack_wd *wd,
+					    int pending, u32 acks, u32 seq,
+					    u32 retired)
 {
+	bool quiet_seq = seq == wd->seq_seen;
+
+	wd->seq_seen = seq;
 	if (pending <= 0 || acks != wd->acks_seen) {
 		wd->acks_seen = acks;
 		wd->quiet_ticks = 0;
-		return false;
+		if (pending <= 0 && quiet_seq && (s32)(seq - retired) > 0)
+			return RNVME_WD_PROBE;
+		return RNVME_WD_OK;
 	}
 	if (wd->quiet_ticks < RNVME_ACK_WD_TICKS)
 		wd->quiet_ticks++;
-	return wd->quiet_ticks >= RNVME_ACK_WD_TICKS;
+	return wd->quiet_ticks >= RNVME_ACK_WD_TICKS ? RNVME_WD_SILENT :
+						       RNVME_WD_OK;
 }
 EXPORT_SYMBOL_IF_KUNIT(rnvme_ack_wd_tick);
 

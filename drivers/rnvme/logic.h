@@ -11,6 +11,8 @@
 #include <linux/nvme.h>
 #include <linux/nvme-rdma.h>
 #include <rdma/ib_user_ioctl_verbs.h>
+#include <linux/string.h>
+#include <rnvme/compat.h>
 
 /* Longest transport name rnvme registers (fits nvme-core's sysfs output). */
 #define RNVME_TRANSPORT_NAME_MAX	16
@@ -45,12 +47,78 @@ const char *rnvme_cm_rej_msg(u16 status);
 const char *rnvme_cm_rep_problem(const void *pd, u8 len, u16 queue_size);
 bool rnvme_soft_rdma(enum rdma_driver_id driver_id);
 
-void rnvme_sgl_null(struct nvme_command *c);
-void rnvme_sgl_keyed(struct nvme_command *c, u64 addr, u32 len, u32 key,
-		     bool invalidate);
-void rnvme_sgl_inline(struct nvme_command *c, u32 offset, u32 len);
-bool rnvme_use_inline(bool write, int qid, bool ctrl_inline, u32 nsegs,
-		      u32 max_segs, u32 bytes, size_t inline_size);
+/* the I/O path's helpers: inline, they are on every command */
+/* A command without data still carries a keyed SGL: all zeroes. */
+static inline void rnvme_sgl_null(struct nvme_command *c)
+{
+	struct nvme_keyed_sgl_desc *sg = &c->common.dptr.ksgl;
+
+	sg->addr = 0;
+	put_unaligned_le24(0, sg->length);
+	put_unaligned_le32(0, sg->key);
+	sg->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
+}
+
+/**
+ * rnvme_sgl_keyed - describe data the target reaches by RDMA READ/WRITE
+ * @c:          the command
+ * @addr:       I/O virtual address of the registered region
+ * @len:        its length (24 bits on the wire)
+ * @key:        the rkey
+ * @invalidate: ask the target to invalidate @key with its response
+ */
+static inline void rnvme_sgl_keyed(struct nvme_command *c, u64 addr, u32 len,
+				   u32 key, bool invalidate)
+{
+	struct nvme_keyed_sgl_desc *sg = &c->common.dptr.ksgl;
+
+	sg->addr = cpu_to_le64(addr);
+	put_unaligned_le24(len, sg->length);
+	put_unaligned_le32(key, sg->key);
+	sg->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
+	if (invalidate)
+		sg->type |= NVME_SGL_FMT_INVALIDATE;
+}
+
+/**
+ * rnvme_sgl_inline - describe data carried in the command capsule
+ * @c:      the command
+ * @offset: in-capsule data offset (the controller's ICDOFF)
+ * @len:    bytes of data following the SQE
+ */
+static inline void rnvme_sgl_inline(struct nvme_command *c, u32 offset, u32 len)
+{
+	struct nvme_sgl_desc *sg = &c->common.dptr.sgl;
+
+	sg->addr = cpu_to_le64(offset);
+	sg->length = cpu_to_le32(len);
+	/*
+	 * nvme-core does not clear the data pointer of read/write commands,
+	 * and the SQE buffer is reused per tag: without this, the previous
+	 * keyed SGL's key would go out in the reserved bytes.
+	 */
+	memset(sg->rsvd, 0, sizeof(sg->rsvd));
+	sg->type = (NVME_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_OFFSET;
+}
+
+/**
+ * rnvme_use_inline - may this request's data travel in the command capsule
+ * @write:       host-to-controller transfer
+ * @qid:         queue id (the admin queue never uses in-capsule data)
+ * @ctrl_inline: the controller advertises offset SGLs
+ * @nsegs:       DMA segments of the data
+ * @max_segs:    SGEs the device leaves for in-capsule data
+ * @bytes:       payload length
+ * @inline_size: capsule room after the SQE (IOCCSZ * 16 - 64)
+ */
+static inline bool rnvme_use_inline(bool write, int qid, bool ctrl_inline,
+				    u32 nsegs, u32 max_segs, u32 bytes,
+				    size_t inline_size)
+{
+	return write && qid > 0 && ctrl_inline && nsegs <= max_segs &&
+	       bytes <= inline_size;
+}
+
 size_t rnvme_capsule_len(int qid, u32 ioccsz);
 
 /* Largest jitter accepted, in percent of the delay. */
@@ -83,11 +151,75 @@ u8 rnvme_ack_timeout_for(int param, bool software_provider);
 #define RNVME_ACK_WD_DEFAULT_MS		1500
 #define RNVME_ACK_WD_MIN_MS		100
 #define RNVME_ACK_WD_MAX_MS		600000
+/*
+ * A SEND that carries only the SQE (which stays DMA-mapped for the whole
+ * association) is posted unsignaled, except one in RNVME_SIGNAL_INTERVAL,
+ * which retires the ones before it from the send queue (see io.c).
+ */
+#define RNVME_SIGNAL_INTERVAL		16
+
+/*
+ * Receive buffers of an interrupt-driven queue go back to the device in
+ * chains of RNVME_RECV_BATCH; the queue has that many buffers more than
+ * commands, so the target always finds one posted.
+ */
+#define RNVME_RECV_BATCH		16
+
 struct rnvme_ack_wd {
 	u32	acks_seen;
 	u32	quiet_ticks;
+	u32	seq_seen;
 };
-bool rnvme_ack_wd_tick(struct rnvme_ack_wd *wd, int pending, u32 acks);
+
+enum rnvme_ack_wd_verdict {
+	RNVME_WD_OK,		/* progress, or nothing outstanding */
+	RNVME_WD_PROBE,		/* only unsignaled SENDs unconfirmed: probe */
+	RNVME_WD_SILENT,	/* no acknowledgement for the whole period */
+};
+
+enum rnvme_ack_wd_verdict rnvme_ack_wd_tick(struct rnvme_ack_wd *wd,
+					    int pending, u32 acks, u32 seq,
+					    u32 retired);
+
+/*
+ * A SEND with in-capsule data on a queue with at least this many commands in
+ * flight may go unsignaled: its request waits for a later signaled
+ * completion, which with that many commands in flight is posted soon.
+ */
+#define RNVME_PARK_MIN_INFLIGHT		8
+
+/* sequence number @a is after @b (both wrap) */
+static inline bool rnvme_seq_after(u32 a, u32 b)
+{
+	return (s32)(a - b) > 0;
+}
+
+/**
+ * rnvme_send_signaled - does a SEND ask for a completion?
+ * @qid:         queue index (0: admin)
+ * @poll:        the queue is a poll queue
+ * @inline_data: the SEND carries in-capsule data
+ * @seq:         the SEND's sequence number on its queue (from 1)
+ * @inflight:    commands posted on the queue and not answered, this one
+ *               included
+ *
+ * The admin queue is rare enough to signal everything.  One SEND in
+ * RNVME_SIGNAL_INTERVAL is signaled to retire those before it.  A SEND with
+ * only the SQE (in a buffer that stays mapped) needs nothing more.  One with
+ * in-capsule data must be known complete before its request ends (the pages
+ * are released then): unsignaled, its request waits for a later signaled
+ * completion (io.c, rnvme_park()), which poll queues cannot do and which a
+ * queue with few commands in flight would wait for in vain.
+ */
+static inline bool rnvme_send_signaled(int qid, bool poll, bool inline_data,
+				       u32 seq, u32 inflight)
+{
+	if (!qid || !(seq % RNVME_SIGNAL_INTERVAL))
+		return true;
+	if (!inline_data)
+		return false;
+	return poll || inflight < RNVME_PARK_MIN_INFLIGHT;
+}
 int rnvme_parse_ack_watchdog(const char *val, u32 *ms);
 
 u32 rnvme_max_fr_pages_for(u32 max_fast_reg_page_list_len);

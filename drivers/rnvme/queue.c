@@ -14,12 +14,44 @@
 #include <rdma/mr_pool.h>
 #include "rnvme.h"
 
-/*
- * Send queue entries per command: REG_MR + SEND + LOCAL_INV.  The CQ also
- * takes one receive completion per command.
- */
+/* Send queue entries per command in flight: REG_MR + SEND + LOCAL_INV. */
 #define RNVME_SEND_WR_FACTOR	3
-#define RNVME_CQ_FACTOR		(RNVME_SEND_WR_FACTOR + 1)
+
+/* associations get distinct SQE mapping generations; 0 means unmapped */
+static atomic_t rnvme_sqe_gen_next = ATOMIC_INIT(0);
+
+static u32 rnvme_new_sqe_gen(void)
+{
+	u32 gen;
+
+	do {
+		gen = atomic_inc_return(&rnvme_sqe_gen_next);
+	} while (!gen);
+	return gen;
+}
+
+/*
+ * Send queue depth of a queue of @queue_size commands.  Besides the work
+ * requests of the commands in flight, it holds those of ended commands that
+ * no signaled completion has retired yet: the unsignaled SENDs (and their
+ * REG_MRs) posted after the last signaled one, at most RNVME_SIGNAL_INTERVAL
+ * in posting order, plus one for every CPU that may be posting at the same
+ * time (they take sequence numbers and post in either order).  Then the
+ * drain work request and the watchdog probe (REG_MR + LOCAL_INV).
+ */
+static u32 rnvme_send_queue_depth(u32 queue_size)
+{
+	u32 racing = min_t(u32, num_possible_cpus(), queue_size);
+
+	return RNVME_SEND_WR_FACTOR * queue_size +
+	       2 * (RNVME_SIGNAL_INTERVAL + racing) + 3;
+}
+
+/* receive buffers (rnvme_queue.nr_rsp), + the drain work request */
+static u32 rnvme_recv_queue_depth(struct rnvme_queue *queue)
+{
+	return queue->nr_rsp + 1;
+}
 
 int rnvme_alloc_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
 		   enum dma_data_direction dir)
@@ -94,9 +126,8 @@ static int rnvme_create_qp(struct rnvme_queue *queue)
 
 	attr.event_handler = rnvme_qp_event;
 	attr.qp_context = queue;
-	/* +1 for the drain work request */
-	attr.cap.max_send_wr = RNVME_SEND_WR_FACTOR * queue->queue_size + 1;
-	attr.cap.max_recv_wr = queue->queue_size + 1;
+	attr.cap.max_send_wr = rnvme_send_queue_depth(queue->queue_size);
+	attr.cap.max_recv_wr = rnvme_recv_queue_depth(queue);
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_send_sge = 1 + queue->dev->inline_segments;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
@@ -119,7 +150,9 @@ static int rnvme_create_cq(struct rnvme_queue *queue, struct ib_device *ibdev)
 
 	struct ib_cq *cq;
 
-	queue->cq_size = RNVME_CQ_FACTOR * queue->queue_size + 1;
+	/* a QP in error flushes every work request, signaled or not */
+	queue->cq_size = rnvme_send_queue_depth(queue->queue_size) +
+			 rnvme_recv_queue_depth(queue);
 	if (queue->poll)
 		cq = ib_alloc_cq(ibdev, queue, queue->cq_size, comp_vector,
 				 IB_POLL_DIRECT);
@@ -157,6 +190,209 @@ static void rnvme_free_cq(struct rnvme_queue *queue, struct ib_cq *cq)
 }
 
 /**
+ * rnvme_map_sqe - DMA-map a request's SQE buffer for the queue's association
+ * @queue: the queue it is sent on
+ * @req:   a request whose SQE is not mapped for this association yet
+ *
+ * Called the first time the request is sent on the association; the
+ * mapping stays until the QP is destroyed (rnvme_unmap_sqes()) or the
+ * request is freed (rnvme_unmap_sqe()), so a SEND left unsignaled reads
+ * mapped memory whenever the device gets to it.
+ */
+int rnvme_map_sqe(struct rnvme_queue *queue, struct rnvme_request *req)
+{
+	struct ib_device *ibdev = queue->dev->ibdev;
+	u64 dma;
+
+	dma = ib_dma_map_single(ibdev, req->sqe.data,
+				sizeof(struct nvme_command), DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ibdev, dma))
+		return -ENOMEM;
+
+	spin_lock(&queue->sqe_lock);
+	req->sqe.dma = dma;
+	req->sqe_gen = queue->sqe_gen;
+	list_add(&req->sqe_node, &queue->sqe_mapped);
+	spin_unlock(&queue->sqe_lock);
+	return 0;
+}
+
+/**
+ * rnvme_unmap_sqe - undo rnvme_map_sqe() for a request being freed
+ * @req: the request
+ *
+ * The tag set may be freed while the queue's verbs resources live on
+ * (controller deletion, queues kept by error recovery).
+ */
+void rnvme_unmap_sqe(struct rnvme_request *req)
+{
+	struct rnvme_queue *queue = req->queue;
+	bool mapped;
+
+	if (!req->sqe_gen)
+		return;
+	spin_lock(&queue->sqe_lock);
+	mapped = test_bit(RNVME_Q_TR_READY, &queue->flags) &&
+		 req->sqe_gen == queue->sqe_gen;
+	if (mapped)
+		list_del_init(&req->sqe_node);
+	req->sqe_gen = 0;
+	spin_unlock(&queue->sqe_lock);
+	if (mapped)
+		ib_dma_unmap_single(queue->dev->ibdev, req->sqe.dma,
+				    sizeof(struct nvme_command), DMA_TO_DEVICE);
+}
+
+static void rnvme_unmap_sqes(struct rnvme_queue *queue)
+{
+	struct ib_device *ibdev = queue->dev->ibdev;
+	struct rnvme_request *req, *next;
+	LIST_HEAD(list);
+
+	spin_lock(&queue->sqe_lock);
+	list_splice_init(&queue->sqe_mapped, &list);
+	/* no request matches the new generation */
+	queue->sqe_gen = rnvme_new_sqe_gen();
+	spin_unlock(&queue->sqe_lock);
+
+	list_for_each_entry_safe(req, next, &list, sqe_node) {
+		list_del_init(&req->sqe_node);
+		ib_dma_unmap_single(ibdev, req->sqe.dma,
+				    sizeof(struct nvme_command), DMA_TO_DEVICE);
+	}
+}
+
+/* the receive work requests, one per buffer, filled in once */
+static int rnvme_build_recv_wrs(struct rnvme_queue *queue)
+{
+	u32 lkey = queue->dev->pd->local_dma_lkey;
+	u32 i;
+
+	queue->rsp_wr = kcalloc(queue->nr_rsp, sizeof(*queue->rsp_wr),
+				GFP_KERNEL);
+	if (!queue->rsp_wr)
+		return -ENOMEM;
+	for (i = 0; i < queue->nr_rsp; i++) {
+		struct rnvme_recv *r = &queue->rsp_wr[i];
+
+		queue->rsp_ring[i].cqe.done = rnvme_recv_done;
+		r->sge.addr = queue->rsp_ring[i].dma;
+		r->sge.length = sizeof(struct nvme_completion);
+		r->sge.lkey = lkey;
+		r->wr.wr_cqe = &queue->rsp_ring[i].cqe;
+		r->wr.sg_list = &r->sge;
+		r->wr.num_sge = 1;
+	}
+	return 0;
+}
+
+static void rnvme_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rnvme_queue *queue = wc->qp->qp_context;
+
+	/* the REG_MR is unsignaled: an error of either ends up here */
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		rnvme_wr_error(cq, wc, "watchdog probe");
+		return;
+	}
+	rnvme_send_completed(queue, queue->probe_seq);
+	clear_bit(0, &queue->probe_busy);
+	if (!list_empty(&queue->parked))
+		rnvme_unpark(queue);
+}
+
+/*
+ * The watchdog's probe for an I/O queue with interrupts: a private MR over
+ * one receive buffer, local access only (nothing is exposed to the target).
+ * Registering and invalidating it completes, in send queue order, after
+ * every SEND posted before it.
+ */
+static int rnvme_alloc_probe(struct rnvme_queue *queue)
+{
+	struct scatterlist sg;
+	struct ib_mr *mr;
+	int n;
+
+	if (!rnvme_queue_idx(queue) || queue->poll)
+		return 0;
+
+	mr = ib_alloc_mr(queue->dev->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = queue->rsp_ring[0].dma;
+	sg_dma_len(&sg) = sizeof(struct nvme_completion);
+	n = ib_map_mr_sg(mr, &sg, 1, NULL, SZ_4K);
+	if (n != 1) {
+		ib_dereg_mr(mr);
+		return n < 0 ? n : -EINVAL;
+	}
+
+	queue->probe_cqe.done = rnvme_probe_done;
+	queue->probe_reg = (struct ib_reg_wr){
+		.wr.opcode	= IB_WR_REG_MR,
+		.wr.wr_cqe	= &queue->probe_cqe,
+		.wr.next	= &queue->probe_inv,
+		.mr		= mr,
+		.access		= IB_ACCESS_LOCAL_WRITE,
+	};
+	queue->probe_inv = (struct ib_send_wr){
+		.opcode		= IB_WR_LOCAL_INV,
+		.wr_cqe		= &queue->probe_cqe,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+	queue->probe_mr = mr;
+	return 0;
+}
+
+/**
+ * rnvme_post_probe - confirm a queue's unsignaled SENDs
+ * @queue: a live I/O queue whose newest SENDs were all unsignaled
+ *
+ * Called by the ACK watchdog (process context) when the queue posts no
+ * more SENDs; the probe's completion retires them, and while it is
+ * outstanding the watchdog watches it like a signaled SEND.
+ *
+ * Return: 0 (posted, or not needed), or the posting error.
+ */
+int rnvme_post_probe(struct rnvme_queue *queue)
+{
+	struct ib_mr *mr = queue->probe_mr;
+	unsigned long flags;
+	int ret;
+
+	if (!mr || test_and_set_bit(0, &queue->probe_busy))
+		return 0;
+
+	/* a fresh key for every registration */
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	queue->probe_reg.key = mr->rkey;
+	queue->probe_inv.ex.invalidate_rkey = mr->rkey;
+
+	/* numbered in send queue order, like a SEND (rnvme_submit()) */
+	spin_lock_irqsave(&queue->post_lock, flags);
+	queue->probe_seq = atomic_read(&queue->send_seq);
+	rnvme_send_posted(queue);
+	ret = ib_post_send(queue->qp, &queue->probe_reg.wr, NULL);
+	if (!ret)
+		queue->last_sig_seq = queue->probe_seq;
+	spin_unlock_irqrestore(&queue->post_lock, flags);
+	if (ret) {
+		atomic_dec(&queue->sends_pending);
+		clear_bit(0, &queue->probe_busy);
+		dev_err_ratelimited(queue->ctrl->ctrl.device,
+				    "queue %d: posting the watchdog probe failed (%d)\n",
+				    rnvme_queue_idx(queue), ret);
+		return ret;
+	}
+	rnvme_count_wrs(queue, 2);
+	/* one probe at a time (probe_busy) */
+	queue->probes++;
+	return 0;
+}
+
+/**
  * rnvme_create_queue_ib - build the verbs resources once the device is known
  * @queue: a queue whose CM id has resolved its address
  *
@@ -174,7 +410,20 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 	ibdev = queue->dev->ibdev;
 	/* a new QP: no SEND outstanding (the last one's were drained) */
 	atomic_set(&queue->sends_pending, 0);
+	atomic_set(&queue->send_seq, 0);
+	queue->retired_seq = 0;
+	queue->last_sig_seq = 0;
+	queue->rsp_count = 0;
+	spin_lock_init(&queue->post_lock);
+	INIT_LIST_HEAD(&queue->parked);
+	queue->probe_busy = 0;
 	queue->ack_wd = (struct rnvme_ack_wd){};
+	/* requests mapped for an earlier association map their SQE again */
+	queue->sqe_gen = rnvme_new_sqe_gen();
+	spin_lock_init(&queue->sqe_lock);
+	INIT_LIST_HEAD(&queue->sqe_mapped);
+	/* one buffer per command the target may answer, + those held back */
+	queue->nr_rsp = queue->queue_size + (queue->poll ? 0 : RNVME_RECV_BATCH);
 
 	ret = rnvme_create_cq(queue, ibdev);
 	if (ret)
@@ -184,13 +433,16 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 	if (ret)
 		goto out_destroy_cq;
 
-	queue->rsp_ring = rnvme_alloc_ring(ibdev, queue->queue_size,
+	queue->rsp_ring = rnvme_alloc_ring(ibdev, queue->nr_rsp,
 					   sizeof(struct nvme_completion),
 					   DMA_FROM_DEVICE);
 	if (!queue->rsp_ring) {
 		ret = -ENOMEM;
 		goto out_destroy_qp;
 	}
+	ret = rnvme_build_recv_wrs(queue);
+	if (ret)
+		goto out_free_ring;
 
 	/* one more page: the data may start in the middle of one */
 	pages_per_mr = rnvme_max_fr_pages(ibdev) + 1;
@@ -205,11 +457,19 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 		goto out_free_ring;
 	}
 
+	ret = rnvme_alloc_probe(queue);
+	if (ret)
+		goto out_destroy_mr_pool;
+
 	set_bit(RNVME_Q_TR_READY, &queue->flags);
 	return 0;
 
+out_destroy_mr_pool:
+	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
 out_free_ring:
-	rnvme_free_ring(ibdev, queue->rsp_ring, queue->queue_size,
+	kfree(queue->rsp_wr);
+	queue->rsp_wr = NULL;
+	rnvme_free_ring(ibdev, queue->rsp_ring, queue->nr_rsp,
 			sizeof(struct nvme_completion), DMA_FROM_DEVICE);
 	queue->rsp_ring = NULL;
 out_destroy_qp:
@@ -237,8 +497,16 @@ void rnvme_destroy_queue_ib(struct rnvme_queue *queue)
 	/* the CM id is already gone: destroy the QP directly */
 	ib_destroy_qp(queue->qp);
 	queue->qp = NULL;
+	/* nothing reads the SQEs or uses the probe MR any more */
+	rnvme_unmap_sqes(queue);
+	if (queue->probe_mr) {
+		ib_dereg_mr(queue->probe_mr);
+		queue->probe_mr = NULL;
+	}
 	rnvme_free_cq(queue, cq);
-	rnvme_free_ring(ibdev, queue->rsp_ring, queue->queue_size,
+	kfree(queue->rsp_wr);
+	queue->rsp_wr = NULL;
+	rnvme_free_ring(ibdev, queue->rsp_ring, queue->nr_rsp,
 			sizeof(struct nvme_completion), DMA_FROM_DEVICE);
 	queue->rsp_ring = NULL;
 	rnvme_device_put(queue->dev);
@@ -275,6 +543,7 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 	int ret;
 
 	memset(queue, 0, sizeof(*queue));
+	queue->qid = idx;
 	mutex_init(&queue->queue_lock);
 	init_completion(&queue->cm_done);
 	queue->ctrl = ctrl;
@@ -375,6 +644,8 @@ static void __rnvme_stop_queue(struct rnvme_queue *queue)
 	if (rnvme_queue_port_active(queue))
 		rdma_disconnect(queue->cm_id);
 	ib_drain_qp(queue->qp);
+	/* no completion comes any more: cancelling ends what waited for one */
+	rnvme_drop_parked(queue);
 }
 
 void rnvme_stop_queue(struct rnvme_queue *queue)

@@ -10,8 +10,9 @@
  *   queue.c  queue lifecycle and verbs resources (CQ, QP, MR pool, rings),
  *            blk-mq tag sets
  *   cm.c     RDMA CM event handling and connection private data
- *   io.c     the I/O path: blk-mq ops, posting, completions, timeouts
- *   mr.c     data mapping: inline data, fast registration, invalidation
+ *   io.c     the I/O path: blk-mq ops, data mapping, posting, completions,
+ *            timeouts
+ *   mr.c     memory registration work requests: REG_MR template, LOCAL_INV
  *   logic.c  pure helpers with no hardware dependency (KUnit-testable)
  */
 #ifndef RNVME_H
@@ -82,7 +83,8 @@ enum rnvme_queue_flags {
 
 /**
  * struct rnvme_queue - one NVMe queue pair carried by one RC QP
- * @rsp_ring:   @queue_size receive buffers for completion queue entries
+ * @rsp_ring:   @nr_rsp receive buffers for completion queue entries
+ * @rsp_wr:     their receive work requests
  * @queue_size: entries in the NVMe queue (and receive buffers posted)
  * @capsule_len: size of a command capsule: the SQE plus in-capsule data
  * @ctrl:       owning controller
@@ -97,9 +99,23 @@ enum rnvme_queue_flags {
  * @queue_lock: serializes stop against concurrent stops
  * @poll:       completions are reaped by blk-mq polling (no interrupts)
  */
+/* a receive buffer's work request, built once with the buffer */
+struct rnvme_recv {
+	struct ib_recv_wr	wr;
+	struct ib_sge		sge;
+};
+
 struct rnvme_queue {
 	struct rnvme_qe		*rsp_ring;
+	struct rnvme_recv	*rsp_wr;
+	u32			nr_rsp;
+	/* answered buffers waiting to be posted again, as a chain */
+	u32			recv_held;
+	struct ib_recv_wr	*recv_head;
+	struct ib_recv_wr	*recv_tail;
 	int			queue_size;
+	/* index in ctrl->queues (0: admin), kept to spare a division */
+	int			qid;
 	size_t			capsule_len;
 	struct rnvme_ctrl	*ctrl;
 	struct rnvme_device	*dev;
@@ -113,24 +129,64 @@ struct rnvme_queue {
 	struct mutex		queue_lock;
 	bool			poll;
 	u64			wr_posted;
-	/* ACK watchdog: SENDs not completed yet, SEND completions so far */
+	/* ACK watchdog: signaled SENDs not completed yet, their completions */
 	atomic_t		sends_pending;
 	u32			send_acks;
 	struct rnvme_ack_wd	ack_wd;
+	/*
+	 * SENDs posted (signaled or not), the newest known retired, the
+	 * newest signaled one (or probe) posted, responses received.  On an
+	 * interrupt-driven I/O queue SENDs take their number and are posted
+	 * under @post_lock, so that numbers follow the send queue's order.
+	 */
+	atomic_t		send_seq;
+	u32			retired_seq;
+	u32			last_sig_seq;
+	u32			rsp_count;
+	spinlock_t		post_lock;
+	/* answered requests waiting for their SEND to be retired (CQ context) */
+	struct list_head	parked;
+	/* statistics (sysfs): signaled SENDs, requests parked, probes posted */
+	u64			sends_signaled;
+	u64			parked_reqs;
+	u64			probes;
+	/*
+	 * Request SQE buffers are DMA-mapped once per association: a request
+	 * whose sqe_gen equals @sqe_gen is mapped for this one and listed on
+	 * @sqe_mapped (under @sqe_lock), to be unmapped with the QP.
+	 */
+	u32			sqe_gen;
+	spinlock_t		sqe_lock;
+	struct list_head	sqe_mapped;
+	/*
+	 * The watchdog's probe: a signaled REG_MR + LOCAL_INV of a private
+	 * MR, posted when only unsignaled SENDs are outstanding.
+	 */
+	struct ib_mr		*probe_mr;
+	struct ib_cqe		probe_cqe;
+	struct ib_reg_wr	probe_reg;
+	struct ib_send_wr	probe_inv;
+	unsigned long		probe_busy;
+	u32			probe_seq;
 };
 
-/* a SEND is about to be posted on @queue (undone if the post fails) */
+/* a signaled SEND is about to be posted on @queue (undone if the post fails) */
 static inline void rnvme_send_posted(struct rnvme_queue *queue)
 {
 	atomic_inc(&queue->sends_pending);
 }
 
-/* a SEND of @queue completed, acknowledged or flushed */
-static inline void rnvme_send_completed(struct rnvme_queue *queue)
+/*
+ * A signaled SEND (or probe) of @queue with sequence number @seq completed:
+ * it and every work request posted before it are done.
+ */
+static inline void rnvme_send_completed(struct rnvme_queue *queue, u32 seq)
 {
 	atomic_dec(&queue->sends_pending);
 	/* only compared for change: a lost increment is harmless */
 	data_race(queue->send_acks++);
+	if (rnvme_seq_after(seq, READ_ONCE(queue->retired_seq)))
+		WRITE_ONCE(queue->retired_seq, seq);
 }
 
 /* work requests posted on @queue (make bench's wr_per_io) */
@@ -150,8 +206,14 @@ static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
  * @sqe:      the command capsule's SQE buffer
  * @result:   completion result, copied from the CQE
  * @status:   completion status, copied from the CQE
- * @ref:      completions still outstanding (send, and response or
- *            invalidation) before the request may end
+ * @ref:      completions still outstanding (a signaled send, and the
+ *            response or invalidation) before the request may end
+ * @sqe_gen:  association @sqe.dma was mapped for (rnvme_queue.sqe_gen)
+ * @send_seq: sequence number of its SEND
+ * @wait_retire: its SEND carried in-capsule data unsignaled: the request
+ *            may end only once a later signaled completion retired it
+ * @sqe_node: link in its queue's list of mapped SQEs
+ * @park_node: link in its queue's list of requests waiting to be retired
  * @sge:      SGEs of the SEND: the SQE, then in-capsule data
  * @num_sge:  used entries of @sge
  * @reg_wr:   the REG_MR work request chained before the SEND
@@ -169,6 +231,11 @@ struct rnvme_request {
 	__le16			status;
 	bool			rsp_seen;
 	refcount_t		ref;
+	u32			sqe_gen;
+	u32			send_seq;
+	bool			wait_retire;
+	struct list_head	sqe_node;
+	struct list_head	park_node;
 	struct ib_sge		sge[1 + RNVME_MAX_INLINE_SEGMENTS];
 	u32			num_sge;
 	struct ib_reg_wr	reg_wr;
@@ -263,7 +330,7 @@ static inline struct rnvme_ctrl *to_rnvme_ctrl(struct nvme_ctrl *ctrl)
 
 static inline int rnvme_queue_idx(struct rnvme_queue *queue)
 {
-	return queue - queue->ctrl->queues;
+	return queue->qid;
 }
 
 /* main.c */
@@ -303,6 +370,9 @@ int rnvme_alloc_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
 void rnvme_free_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
 		   enum dma_data_direction dir);
 u32 rnvme_max_fr_pages(struct ib_device *ibdev);
+int rnvme_map_sqe(struct rnvme_queue *queue, struct rnvme_request *req);
+void rnvme_unmap_sqe(struct rnvme_request *req);
+int rnvme_post_probe(struct rnvme_queue *queue);
 
 /* cm.c */
 int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);
@@ -310,11 +380,14 @@ int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);
 /* io.c */
 extern const struct blk_mq_ops rnvme_mq_ops;
 extern const struct blk_mq_ops rnvme_admin_mq_ops;
-int rnvme_post_recv(struct rnvme_queue *queue, struct rnvme_qe *qe);
+void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+int rnvme_post_recvs(struct rnvme_queue *queue);
 void rnvme_submit_async_event(struct nvme_ctrl *nctrl);
 void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op);
 void rnvme_end_request(struct rnvme_request *req);
 void rnvme_abort_queue_requests(struct rnvme_queue *queue);
+void rnvme_unpark(struct rnvme_queue *queue);
+void rnvme_drop_parked(struct rnvme_queue *queue);
 
 /* sysfs.c */
 extern const struct attribute_group *rnvme_ctrl_attr_groups[];
@@ -324,9 +397,8 @@ __printf(3, 4) void rnvme_record_attempt_error(struct rnvme_ctrl *ctrl, int seq,
 					       const char *fmt, ...);
 
 /* mr.c */
-int rnvme_map_data(struct rnvme_queue *queue, struct request *rq,
-		   struct nvme_command *c);
-void rnvme_unmap_data(struct rnvme_queue *queue, struct request *rq);
+void rnvme_init_reg_wr(struct rnvme_request *req);
+void rnvme_memreg_done(struct ib_cq *cq, struct ib_wc *wc);
 int rnvme_inv_rkey(struct rnvme_queue *queue, struct rnvme_request *req);
 
 #endif /* RNVME_H */

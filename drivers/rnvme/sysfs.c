@@ -155,6 +155,54 @@ static ssize_t wr_posted_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(wr_posted);
 
+/* the signaling counters of the current association's queues, summed */
+static u64 rnvme_sum_queues(struct rnvme_ctrl *ctrl,
+			    u64 (*get)(struct rnvme_queue *queue))
+{
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < ctrl->ctrl.queue_count; i++)
+		sum += get(&ctrl->queues[i]);
+	return sum;
+}
+
+/* statistics read while the queues post: a torn value is harmless */
+static u64 rnvme_q_sends(struct rnvme_queue *q)
+{
+	return (u32)atomic_read(&q->send_seq);
+}
+
+static u64 rnvme_q_sends_signaled(struct rnvme_queue *q)
+{
+	return READ_ONCE(q->sends_signaled);
+}
+
+static u64 rnvme_q_parked(struct rnvme_queue *q)
+{
+	return READ_ONCE(q->parked_reqs);
+}
+
+static u64 rnvme_q_probes(struct rnvme_queue *q)
+{
+	return READ_ONCE(q->probes);
+}
+
+#define RNVME_QUEUE_SUM_ATTR(name)					\
+static ssize_t name##_show(struct device *dev,				\
+			   struct device_attribute *attr, char *buf)	\
+{									\
+	return sysfs_emit(buf, "%llu\n",					\
+			  rnvme_sum_queues(dev_to_rnvme_ctrl(dev),	\
+					   rnvme_q_##name));		\
+}									\
+static DEVICE_ATTR_RO(name)
+
+RNVME_QUEUE_SUM_ATTR(sends);
+RNVME_QUEUE_SUM_ATTR(sends_signaled);
+RNVME_QUEUE_SUM_ATTR(parked);
+RNVME_QUEUE_SUM_ATTR(probes);
+
 static struct attribute *rnvme_ctrl_attrs[] = {
 	&dev_attr_error_recoveries.attr,
 	&dev_attr_reconnect_attempts.attr,
@@ -165,6 +213,10 @@ static struct attribute *rnvme_ctrl_attrs[] = {
 	&dev_attr_inline_data_size.attr,
 	&dev_attr_rdma_device.attr,
 	&dev_attr_wr_posted.attr,
+	&dev_attr_sends.attr,
+	&dev_attr_sends_signaled.attr,
+	&dev_attr_parked.attr,
+	&dev_attr_probes.attr,
 	NULL,
 };
 

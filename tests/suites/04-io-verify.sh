@@ -59,6 +59,37 @@ fio_job seq-1m-qd4 --filename="$A" --ioengine=libaio --iodepth=4 --rw=write \
 fio_job 4k-lba-bsrange-qd32 --filename="$B" --ioengine=libaio --iodepth=32 --rw=randwrite \
 	--bsrange=4k-1m --size="$(mib 32)" --verify=crc32c
 
+# Selective signaling (rnvme only; Documentation/rnvme.rst, Data path): at
+# QD32 most SENDs go unsignaled, 4 KiB writes in the capsule included (their
+# requests wait, parked, for a later signaled completion or a probe); at QD1 a
+# write's in-capsule SEND stays signaled.  Counters of controller A's queues.
+sig_counters() {
+	local d=/sys/class/nvme/$ca/rnvme f v out=
+	for f in sends sends_signaled parked probes; do
+		read -r v < "$d/$f" || return 1
+		out="$out $v"
+	done
+	echo "$out"
+}
+if [ -e "/sys/class/nvme/$ca/rnvme/sends" ]; then
+	read -r s0 g0 p0 q0 <<< "$(sig_counters)"
+	fio_job 4k-inline-qd32 --filename="$A" --ioengine=libaio --iodepth=32 --rw=randwrite \
+		--bs=4k --size=4m --verify=crc32c
+	read -r s1 g1 p1 q1 <<< "$(sig_counters)"
+	sends=$((s1 - s0)) sig=$((g1 - g0))
+	echo "# 4k QD32 write+verify: $sends SENDs, $sig signaled, $((p1 - p0)) requests parked, $((q1 - q0)) probes"
+	tap_result "QD32: at most a quarter of the SENDs signaled ($sig of $sends)" \
+		"$([ "$sends" -gt 1000 ] && [ $((sig * 4)) -le "$sends" ] && echo 0 || echo 1)"
+	read -r s0 g0 p0 q0 <<< "$(sig_counters)"
+	fio_job 4k-inline-qd1 --filename="$A" --ioengine=libaio --iodepth=1 --rw=randwrite \
+		--bs=4k --size=2m --do_verify=0
+	read -r s1 g1 p1 q1 <<< "$(sig_counters)"
+	sends=$((s1 - s0)) sig=$((g1 - g0))
+	echo "# 4k QD1 writes: $sends SENDs, $sig signaled, $((p1 - p0)) requests parked, $((q1 - q0)) probes"
+	tap_result "QD1: in-capsule writes stay signaled ($sig of $sends)" \
+		"$([ "$sends" -gt 100 ] && [ $((sig * 100)) -ge $((sends * 95)) ] && echo 0 || echo 1)"
+fi
+
 # End to end: what the host wrote is what the target stored.
 pat=$FIO_LOG/pattern
 head -c 4M /dev/urandom > "$pat"

@@ -180,6 +180,12 @@ static void rnvme_params_ack_watchdog(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ms, 600000);
 }
 
+/* a tick with every SEND signaled (nothing unretired): true when silent */
+static bool wd_silent(struct rnvme_ack_wd *wd, int pending, u32 acks)
+{
+	return rnvme_ack_wd_tick(wd, pending, acks, 0, 0) == RNVME_WD_SILENT;
+}
+
 static void rnvme_ack_wd_silent_queue(struct kunit *test)
 {
 	struct rnvme_ack_wd wd = {};
@@ -187,16 +193,16 @@ static void rnvme_ack_wd_silent_queue(struct kunit *test)
 
 	/* SENDs outstanding, completions flowing: never silent */
 	for (i = 0; i < 20; i++)
-		KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 3, i));
+		KUNIT_EXPECT_FALSE(test, wd_silent(&wd, 3, i));
 	/* completions stop: silent on the RNVME_ACK_WD_TICKS-th quiet check */
 	for (i = 1; i < RNVME_ACK_WD_TICKS; i++)
-		KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 3, 19));
-	KUNIT_EXPECT_TRUE(test, rnvme_ack_wd_tick(&wd, 3, 19));
+		KUNIT_EXPECT_FALSE(test, wd_silent(&wd, 3, 19));
+	KUNIT_EXPECT_TRUE(test, wd_silent(&wd, 3, 19));
 	/* and stays silent while nothing changes */
-	KUNIT_EXPECT_TRUE(test, rnvme_ack_wd_tick(&wd, 3, 19));
+	KUNIT_EXPECT_TRUE(test, wd_silent(&wd, 3, 19));
 	/* one completion starts the count again */
-	KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 3, 20));
-	KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 3, 20));
+	KUNIT_EXPECT_FALSE(test, wd_silent(&wd, 3, 20));
+	KUNIT_EXPECT_FALSE(test, wd_silent(&wd, 3, 20));
 }
 
 static void rnvme_ack_wd_idle_queue(struct kunit *test)
@@ -206,21 +212,81 @@ static void rnvme_ack_wd_idle_queue(struct kunit *test)
 
 	/* nothing outstanding: an idle queue is never silent */
 	for (i = 0; i < 3 * RNVME_ACK_WD_TICKS; i++)
-		KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 0, 5));
+		KUNIT_EXPECT_FALSE(test, wd_silent(&wd, 0, 5));
 	/* a negative count (a completion seen before its post) is idle too */
 	for (i = 0; i < 3 * RNVME_ACK_WD_TICKS; i++)
-		KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, -1, 5));
+		KUNIT_EXPECT_FALSE(test, wd_silent(&wd, -1, 5));
 	/* quiet checks must be consecutive: idle in between resets */
 	for (i = 1; i < RNVME_ACK_WD_TICKS; i++)
-		KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 1, 5));
-	KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 0, 5));
+		KUNIT_EXPECT_FALSE(test, wd_silent(&wd, 1, 5));
+	KUNIT_EXPECT_FALSE(test, wd_silent(&wd, 0, 5));
 	for (i = 1; i < RNVME_ACK_WD_TICKS; i++)
-		KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 1, 5));
-	KUNIT_EXPECT_TRUE(test, rnvme_ack_wd_tick(&wd, 1, 5));
+		KUNIT_EXPECT_FALSE(test, wd_silent(&wd, 1, 5));
+	KUNIT_EXPECT_TRUE(test, wd_silent(&wd, 1, 5));
 	/* the counter wraps: a change is a change */
-	KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 1, 0));
+	KUNIT_EXPECT_FALSE(test, wd_silent(&wd, 1, 0));
 	wd.acks_seen = U32_MAX;
-	KUNIT_EXPECT_FALSE(test, rnvme_ack_wd_tick(&wd, 1, 0));
+	KUNIT_EXPECT_FALSE(test, wd_silent(&wd, 1, 0));
+}
+
+static void rnvme_ack_wd_unsignaled_tail(struct kunit *test)
+{
+	struct rnvme_ack_wd wd = {};
+
+	/* SENDs 1..20 posted, 16 signaled and completed: 17..20 unconfirmed */
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 1, 20, 16), RNVME_WD_OK);
+	/* more SENDs since the last check: a signaled one will follow */
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 1, 25, 16), RNVME_WD_OK);
+	/* none since: probe */
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 1, 25, 16), RNVME_WD_PROBE);
+	/* the probe outstanding and unanswered: silent after the full period */
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 25, 16), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 25, 16), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 25, 16), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 25, 16), RNVME_WD_SILENT);
+	/* answered: everything retired, an idle queue stays quiet */
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 2, 25, 25), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 2, 25, 25), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 2, 25, 25), RNVME_WD_OK);
+	/* sequence numbers wrap */
+	wd = (struct rnvme_ack_wd){ .seq_seen = 3 };
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 0, 3, U32_MAX - 2),
+			RNVME_WD_PROBE);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 0, 3, 3), RNVME_WD_OK);
+}
+
+static void rnvme_send_signaling(struct kunit *test)
+{
+	u32 seq, n = 0, m = 0;
+
+	for (seq = 1; seq <= 64; seq++) {
+		/* admin queue: always */
+		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(0, false, false,
+							    seq, 32));
+		/* in-capsule data on a poll queue, or with few in flight */
+		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(3, true, true,
+							    seq, 32));
+		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(3, false, true,
+							    seq, 1));
+		KUNIT_EXPECT_TRUE(test,
+				  rnvme_send_signaled(3, false, true, seq,
+						      RNVME_PARK_MIN_INFLIGHT - 1));
+		/* SQE only, or in-capsule data with many in flight */
+		n += rnvme_send_signaled(3, false, false, seq, 1);
+		m += rnvme_send_signaled(3, false, true, seq,
+					 RNVME_PARK_MIN_INFLIGHT);
+	}
+	/* one in RNVME_SIGNAL_INTERVAL */
+	KUNIT_EXPECT_EQ(test, n, 64 / RNVME_SIGNAL_INTERVAL);
+	KUNIT_EXPECT_EQ(test, m, 64 / RNVME_SIGNAL_INTERVAL);
+	KUNIT_EXPECT_FALSE(test, rnvme_send_signaled(1, true, false, 1, 1));
+	KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(1, false, false,
+						    RNVME_SIGNAL_INTERVAL, 1));
+	/* across the wrap too */
+	KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(1, false, false, 0, 1));
+	KUNIT_EXPECT_TRUE(test, rnvme_seq_after(2, U32_MAX));
+	KUNIT_EXPECT_FALSE(test, rnvme_seq_after(U32_MAX, 2));
+	KUNIT_EXPECT_FALSE(test, rnvme_seq_after(7, 7));
 }
 
 static struct kunit_case rnvme_params_cases[] = {
@@ -234,6 +300,8 @@ static struct kunit_case rnvme_params_cases[] = {
 	KUNIT_CASE(rnvme_params_ack_watchdog),
 	KUNIT_CASE(rnvme_ack_wd_silent_queue),
 	KUNIT_CASE(rnvme_ack_wd_idle_queue),
+	KUNIT_CASE(rnvme_ack_wd_unsignaled_tail),
+	KUNIT_CASE(rnvme_send_signaling),
 	{}
 };
 
