@@ -644,8 +644,8 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	if (ordered)
 		spin_lock_irqsave(&queue->post_lock, flags);
 	seq = atomic_inc_return(&queue->send_seq);
-	signaled = rnvme_send_signaled(qid, queue->poll, inline_data, seq,
-				       seq - READ_ONCE(queue->rsp_count));
+	signaled = rnvme_send_signaled(qid, queue->poll, req->mr, inline_data,
+				       seq, seq - READ_ONCE(queue->rsp_count));
 	req->send_seq = seq;
 	req->wait_retire = inline_data && !signaled;
 	/* the response (or invalidation) ends it, and a signaled SEND */

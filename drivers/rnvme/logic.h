@@ -198,23 +198,28 @@ static inline bool rnvme_seq_after(u32 a, u32 b)
  * rnvme_send_signaled - does a SEND ask for a completion?
  * @qid:         queue index (0: admin)
  * @poll:        the queue is a poll queue
+ * @after_reg:   the SEND follows a REG_MR in the send queue
  * @inline_data: the SEND carries in-capsule data
  * @seq:         the SEND's sequence number on its queue (from 1)
  * @inflight:    commands posted on the queue and not answered, this one
  *               included
  *
  * The admin queue is rare enough to signal everything.  One SEND in
- * RNVME_SIGNAL_INTERVAL is signaled to retire those before it.  A SEND with
- * only the SQE (in a buffer that stays mapped) needs nothing more.  One with
- * in-capsule data must be known complete before its request ends (the pages
- * are released then): unsignaled, its request waits for a later signaled
- * completion (io.c, rnvme_park()), which poll queues cannot do and which a
- * queue with few commands in flight would wait for in vain.
+ * RNVME_SIGNAL_INTERVAL is signaled to retire those before it.  A SEND
+ * behind a REG_MR is signaled: Soft-RoCE's retransmission rewinds the send
+ * queue to the oldest work request not yet acknowledged and runs local
+ * operations again, so a request ending before its REG_MR is retired would
+ * have that MR registered again after the pool handed it out anew.  A SEND
+ * with only the SQE (in a buffer that stays mapped) needs nothing more.  One
+ * with in-capsule data must be known complete before its request ends (the
+ * pages are released then): unsignaled, its request waits for a later
+ * signaled completion (io.c, rnvme_park()), which poll queues cannot do and
+ * which a queue with few commands in flight would wait for in vain.
  */
-static inline bool rnvme_send_signaled(int qid, bool poll, bool inline_data,
-				       u32 seq, u32 inflight)
+static inline bool rnvme_send_signaled(int qid, bool poll, bool after_reg,
+				       bool inline_data, u32 seq, u32 inflight)
 {
-	if (!qid || !(seq % RNVME_SIGNAL_INTERVAL))
+	if (!qid || after_reg || !(seq % RNVME_SIGNAL_INTERVAL))
 		return true;
 	if (!inline_data)
 		return false;

@@ -261,29 +261,36 @@ static void rnvme_send_signaling(struct kunit *test)
 
 	for (seq = 1; seq <= 64; seq++) {
 		/* admin queue: always */
-		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(0, false, false,
+		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(0, false, false, false,
 							    seq, 32));
 		/* in-capsule data on a poll queue, or with few in flight */
-		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(3, true, true,
+		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(3, true, false, true,
 							    seq, 32));
-		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(3, false, true,
+		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(3, false, false, true,
 							    seq, 1));
 		KUNIT_EXPECT_TRUE(test,
-				  rnvme_send_signaled(3, false, true, seq,
+				  rnvme_send_signaled(3, false, false, true, seq,
 						      RNVME_PARK_MIN_INFLIGHT - 1));
 		/* SQE only, or in-capsule data with many in flight */
-		n += rnvme_send_signaled(3, false, false, seq, 1);
-		m += rnvme_send_signaled(3, false, true, seq,
+		n += rnvme_send_signaled(3, false, false, false, seq, 1);
+		m += rnvme_send_signaled(3, false, false, true, seq,
 					 RNVME_PARK_MIN_INFLIGHT);
 	}
 	/* one in RNVME_SIGNAL_INTERVAL */
 	KUNIT_EXPECT_EQ(test, n, 64 / RNVME_SIGNAL_INTERVAL);
 	KUNIT_EXPECT_EQ(test, m, 64 / RNVME_SIGNAL_INTERVAL);
-	KUNIT_EXPECT_FALSE(test, rnvme_send_signaled(1, true, false, 1, 1));
-	KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(1, false, false,
+	KUNIT_EXPECT_FALSE(test, rnvme_send_signaled(1, true, false, false, 1, 1));
+	KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(1, false, false, false,
 						    RNVME_SIGNAL_INTERVAL, 1));
 	/* across the wrap too */
-	KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(1, false, false, 0, 1));
+	KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(1, false, false, false, 0, 1));
+	/* behind a REG_MR: always (Soft-RoCE replays local operations) */
+	for (seq = 1; seq <= 64; seq++) {
+		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(2, false, true,
+							    false, seq, 32));
+		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(2, true, true,
+							    false, seq, 32));
+	}
 	KUNIT_EXPECT_TRUE(test, rnvme_seq_after(2, U32_MAX));
 	KUNIT_EXPECT_FALSE(test, rnvme_seq_after(U32_MAX, 2));
 	KUNIT_EXPECT_FALSE(test, rnvme_seq_after(7, 7));
