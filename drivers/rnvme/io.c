@@ -8,15 +8,14 @@
  * did not invalidate, our LOCAL_INV completion) has arrived, and, if its SEND
  * was signaled, the SEND completion too: req->ref counts them down.
  *
- * Which SENDs are signaled (rnvme_send_signaled()): those on the admin
- * queue, those with in-capsule data (whose pages are released when the
- * request ends, so the HCA must be done with them: a SEND may be
- * retransmitted after the target answered it), and one in
- * RNVME_SIGNAL_INTERVAL of the rest, whose completion retires the unsignaled
- * ones before it from the send queue.  An unsignaled SEND reads only the
- * request's SQE buffer, which stays DMA-mapped until the QP is destroyed
- * (rnvme_map_sqe()), so a late retransmission reads mapped memory; the
- * target drops it as a duplicate.
+ * Which SENDs are signaled is rnvme_send_signaled()'s rule (logic.h): all
+ * on the admin queue, all behind a REG_MR, in-capsule data with few commands
+ * in flight, and one in RNVME_SIGNAL_INTERVAL of the rest, whose completion
+ * retires the unsignaled ones before it.  An unsignaled SEND with only the
+ * SQE reads a buffer that stays DMA-mapped until the QP is destroyed
+ * (rnvme_map_sqe()), so a late retransmission reads mapped memory and the
+ * target drops it as a duplicate; one with in-capsule data parks its request
+ * until a signaled completion retires it (rnvme_park()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -405,6 +404,13 @@ void rnvme_submit_async_event(struct nvme_ctrl *nctrl)
 	WARN_ON_ONCE(ret);
 }
 
+/* no signaled work request was posted after @req's SEND to retire it */
+static bool rnvme_needs_probe(struct rnvme_queue *queue,
+			      struct rnvme_request *req)
+{
+	return rnvme_seq_after(req->send_seq, READ_ONCE(queue->last_sig_seq));
+}
+
 /*
  * An answered request whose SEND carried in-capsule data unsignaled waits
  * until a later signaled completion retires that SEND; if none was posted
@@ -414,7 +420,7 @@ static void rnvme_park(struct rnvme_queue *queue, struct rnvme_request *req)
 {
 	list_add_tail(&req->park_node, &queue->parked);
 	queue->parked_reqs++;
-	if (rnvme_seq_after(req->send_seq, READ_ONCE(queue->last_sig_seq)))
+	if (rnvme_needs_probe(queue, req))
 		rnvme_post_probe(queue);
 }
 
@@ -430,8 +436,7 @@ void rnvme_unpark(struct rnvme_queue *queue)
 
 	list_for_each_entry_safe(req, next, &queue->parked, park_node) {
 		if (rnvme_seq_after(req->send_seq, retired)) {
-			probe |= rnvme_seq_after(req->send_seq,
-						 READ_ONCE(queue->last_sig_seq));
+			probe |= rnvme_needs_probe(queue, req);
 			continue;
 		}
 		list_del_init(&req->park_node);
