@@ -18,8 +18,10 @@ static int rnvme_addr_resolved(struct rnvme_queue *queue)
 	int ret;
 
 	ret = rnvme_create_queue_ib(queue);
-	if (ret)
+	if (ret) {
+		rnvme_note_cause(ctrl, "address", "queue-resources", queue->qid);
 		return ret;
+	}
 
 	if (ctrl->ctrl.opts->tos >= 0)
 		rdma_set_service_type(queue->cm_id, ctrl->ctrl.opts->tos);
@@ -33,6 +35,8 @@ static int rnvme_addr_resolved(struct rnvme_queue *queue)
 	if (ret) {
 		dev_err(ctrl->ctrl.device, "queue %d: route resolution failed to start (%d)\n",
 			rnvme_queue_idx(queue), ret);
+		rnvme_note_cm_cause(ctrl, "route", "route-error", queue->qid,
+				    ret, -1);
 		rnvme_destroy_queue_ib(queue);
 		return ret;
 	}
@@ -65,6 +69,8 @@ static int rnvme_route_resolved(struct rnvme_queue *queue)
 	if (ret) {
 		dev_err(ctrl->ctrl.device, "queue %d: rdma_connect failed (%d)\n",
 			rnvme_queue_idx(queue), ret);
+		rnvme_note_cm_cause(ctrl, "cm", "connect-error", queue->qid,
+				    ret, -1);
 		return ret;
 	}
 	return 0;
@@ -103,11 +109,17 @@ static int rnvme_conn_rejected(struct rnvme_queue *queue,
 		dev_err(queue->ctrl->ctrl.device,
 			"queue %d: the target rejected the connection: NVMe/RDMA status %#x (%s)\n",
 			rnvme_queue_idx(queue), sts, rnvme_cm_rej_msg(sts));
+		rnvme_note_cm_cause(queue->ctrl, "cm",
+				    rnvme_cm_reject_cause(status, true),
+				    queue->qid, status, sts);
 	} else {
 		dev_err(queue->ctrl->ctrl.device,
 			"queue %d: connection rejected: %s (%d); is the target listening on %pISpc?\n",
 			rnvme_queue_idx(queue), rdma_reject_msg(cm_id, status),
 			status, &queue->ctrl->addr);
+		rnvme_note_cm_cause(queue->ctrl, "cm",
+				    rnvme_cm_reject_cause(status, false),
+				    queue->qid, status, -1);
 	}
 	return -ECONNRESET;
 }
@@ -140,11 +152,21 @@ int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 		dev_err(ctrl->ctrl.device,
 			"queue %d: cannot resolve %pISpc to an RDMA device (%d): no RDMA-capable route to it\n",
 			rnvme_queue_idx(queue), &ctrl->addr, ev->status);
+		rnvme_note_cm_cause(ctrl, "address",
+				    rnvme_addr_error_cause(ev->status),
+				    queue->qid, ev->status, -1);
 		err = -ECONNRESET;
 		break;
 	case RDMA_CM_EVENT_ROUTE_ERROR:
+		rnvme_note_cm_cause(ctrl, "route", "route-error", queue->qid,
+				    ev->status, -1);
+		fallthrough;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
+		rnvme_note_cm_cause(ctrl, "cm",
+				    ev->event == RDMA_CM_EVENT_UNREACHABLE ?
+				    "unreachable" : "connect-error",
+				    queue->qid, ev->status, -1);
 		dev_err(ctrl->ctrl.device, "queue %d: %s (%d) reaching %pISpc\n",
 			rnvme_queue_idx(queue), rdma_event_msg(ev->event),
 			ev->status, &ctrl->addr);

@@ -17,6 +17,152 @@
 #include <linux/inet.h>
 #include "rnvme.h"
 
+/*
+ * The connect-attempt record: every create and reconnect attempt ends with
+ * one kernel log line of key=value pairs (Documentation/rnvme.rst,
+ * "Connect-attempt records"), e.g.
+ *
+ *   rnvme: attempt v=1 id=7 kind=connect pid=812 ctrl=nvme1
+ *          addr=192.0.2.2:4420 result=fail err=-5 stage=fabrics-connect
+ *          cause=subsystem-not-found qid=0 nvme_status=0x4182
+ *          nvme_result=0x10100
+ *
+ * The values are tokens without spaces; pid is the process that wrote the
+ * options to /dev/nvme-fabrics (the create runs in its context), so a tool
+ * finds its own attempt's record among concurrent ones.
+ */
+static atomic64_t rnvme_attempt_seq = ATOMIC64_INIT(0);
+
+/* rnvme_cause_begin - a new attempt: forget the last one's cause */
+void rnvme_cause_begin(struct rnvme_ctrl *ctrl)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ctrl->stats.lock, flags);
+	ctrl->cause = (struct rnvme_cause) {
+		.qid = -1, .rej_sts = -1, .nvme_status = -1,
+	};
+	ctrl->attempt_id = atomic64_inc_return(&rnvme_attempt_seq);
+	spin_unlock_irqrestore(&ctrl->stats.lock, flags);
+}
+
+static void rnvme_note(struct rnvme_ctrl *ctrl, const struct rnvme_cause *c)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ctrl->stats.lock, flags);
+	if (!ctrl->cause.stage)
+		ctrl->cause = *c;
+	spin_unlock_irqrestore(&ctrl->stats.lock, flags);
+}
+
+/**
+ * rnvme_note_cause - record why the current attempt fails, if first
+ * @ctrl:  the controller
+ * @stage: a stage token (see struct rnvme_cause)
+ * @cause: a cause token
+ * @qid:   the queue, or -1
+ *
+ * Any context.
+ */
+void rnvme_note_cause(struct rnvme_ctrl *ctrl, const char *stage,
+		      const char *cause, int qid)
+{
+	rnvme_note_cm_cause(ctrl, stage, cause, qid, 0, -1);
+}
+
+/* rnvme_note_cm_cause - as rnvme_note_cause, with the CM event's details */
+void rnvme_note_cm_cause(struct rnvme_ctrl *ctrl, const char *stage,
+			 const char *cause, int qid, int cm_status, int rej_sts)
+{
+	struct rnvme_cause c = {
+		.stage = stage, .cause = cause, .qid = qid,
+		.cm_status = cm_status, .rej_sts = rej_sts, .nvme_status = -1,
+	};
+
+	rnvme_note(ctrl, &c);
+}
+
+/**
+ * rnvme_note_connect_status - a Fabrics Connect came back with an error
+ * @ctrl:   the controller
+ * @qid:    its queue
+ * @status: the completion's status field without the phase bit
+ * @result: the completion's result
+ *
+ * Called from the completion handler (softirq) of a queue not live yet.
+ */
+void rnvme_note_connect_status(struct rnvme_ctrl *ctrl, int qid, u16 status,
+			       u32 result)
+{
+	struct rnvme_cause c = {
+		.stage = "fabrics-connect", .qid = qid, .rej_sts = -1,
+		.nvme_status = status, .nvme_result = result,
+		.cause = rnvme_connect_status_cause(status, result),
+	};
+
+	rnvme_note(ctrl, &c);
+}
+
+/* the record's optional keys: those the cause has */
+static void rnvme_cause_details(const struct rnvme_cause *c, char *buf,
+				size_t size)
+{
+	int n = 0;
+
+	buf[0] = '\0';
+	if (c->cm_status)
+		n += scnprintf(buf + n, size - n, " cm_status=%d", c->cm_status);
+	if (c->rej_sts >= 0)
+		n += scnprintf(buf + n, size - n, " rej_status=%#x rej=%s",
+			       c->rej_sts, rnvme_cm_rej_token(c->rej_sts));
+	if (c->nvme_status >= 0)
+		scnprintf(buf + n, size - n, " nvme_status=%#x nvme_result=%#x",
+			  c->nvme_status, c->nvme_result);
+}
+
+/**
+ * rnvme_emit_attempt - log the record of an attempt that just ended
+ * @ctrl: the controller
+ * @kind: "connect" (a create, in the writer's context) or "reconnect"
+ * @ret:  the attempt's result (0, -errno, or an NVMe status)
+ */
+static void rnvme_emit_attempt(struct rnvme_ctrl *ctrl, const char *kind,
+			       int ret)
+{
+	pid_t pid = strcmp(kind, "connect") ? 0 : task_tgid_vnr(current);
+	const char *name = ctrl->ctrl.device ? dev_name(ctrl->ctrl.device) : "none";
+	struct rnvme_cause c;
+	unsigned long flags;
+	char details[96];
+
+	spin_lock_irqsave(&ctrl->stats.lock, flags);
+	c = ctrl->cause;
+	spin_unlock_irqrestore(&ctrl->stats.lock, flags);
+
+	if (!ret) {
+		pr_info("attempt v=1 id=%llu kind=%s pid=%d ctrl=%s addr=%pISpc result=ok\n",
+			ctrl->attempt_id, kind, pid, name, &ctrl->addr);
+		return;
+	}
+	if (!c.stage) {
+		c.stage = "setup";
+		c.cause = "error";
+	}
+	rnvme_cause_details(&c, details, sizeof(details));
+	pr_info("attempt v=1 id=%llu kind=%s pid=%d ctrl=%s addr=%pISpc result=fail err=%d stage=%s cause=%s qid=%d%s\n",
+		ctrl->attempt_id, kind, pid, name, &ctrl->addr,
+		ret > 0 ? -EIO : ret, c.stage, c.cause, c.qid, details);
+}
+
+/* a create refused before it has a controller: bad options */
+static void rnvme_emit_refused(const char *cause, int ret)
+{
+	pr_info("attempt v=1 id=%llu kind=connect pid=%d ctrl=none addr=none result=fail err=%d stage=options cause=%s qid=-1\n",
+		(u64)atomic64_inc_return(&rnvme_attempt_seq),
+		task_tgid_vnr(current), ret, cause);
+}
+
 static int rnvme_alloc_io_queues(struct rnvme_ctrl *ctrl)
 {
 	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
@@ -30,11 +176,14 @@ static int rnvme_alloc_io_queues(struct rnvme_ctrl *ctrl)
 
 	nr_io_queues = rnvme_io_queues_wanted(&want, cpus);
 	ret = nvme_set_queue_count(&ctrl->ctrl, &nr_io_queues);
-	if (ret)
+	if (ret) {
+		rnvme_note_cause(ctrl, "grant", "set-features-failed", 0);
 		return ret;
+	}
 	if (!nr_io_queues) {
 		dev_err(ctrl->ctrl.device,
 			"the controller granted no I/O queues\n");
+		rnvme_note_cause(ctrl, "grant", "no-io-queues", 0);
 		return -ENOMEM;
 	}
 
@@ -321,12 +470,14 @@ static int rnvme_setup_ctrl(struct rnvme_ctrl *ctrl, bool new)
 		dev_err(ctrl->ctrl.device,
 			"the controller wants in-capsule data at offset %u; only 0 is supported\n",
 			ctrl->ctrl.icdoff);
+		rnvme_note_cause(ctrl, "controller", "unsupported-icdoff", 0);
 		ret = -EOPNOTSUPP;
 		goto out_destroy_admin;
 	}
 	if (!(ctrl->ctrl.sgls & RNVME_SGLS_KEYED)) {
 		dev_err(ctrl->ctrl.device,
 			"the controller does not support keyed SGLs, which NVMe/RDMA requires\n");
+		rnvme_note_cause(ctrl, "controller", "no-keyed-sgls", 0);
 		ret = -EOPNOTSUPP;
 		goto out_destroy_admin;
 	}
@@ -358,6 +509,7 @@ static int rnvme_setup_ctrl(struct rnvme_ctrl *ctrl, bool new)
 		dev_err(ctrl->ctrl.device,
 			"the controller now allows I/O queues of %u entries, too few for the %u commands this controller issues at once: association refused (disconnect and connect again to use the smaller size)\n",
 			ctrl->ctrl.sqsize + 1, ctrl->tag_set.queue_depth);
+		rnvme_note_cause(ctrl, "grant", "queue-size-shrank", -1);
 		rnvme_record_error(ctrl, "queue size shrank to %u (tag set depth %u)",
 				   ctrl->ctrl.sqsize + 1,
 				   ctrl->tag_set.queue_depth);
@@ -469,10 +621,14 @@ static void rnvme_reconnect_work(struct work_struct *work)
 				ctrl->ctrl.opts->reconnect_delay,
 				jiffies_to_msecs(jiffies - ctrl->stats.outage_start));
 	seq = atomic_read(&ctrl->stats.error_seq);
+	rnvme_cause_begin(ctrl);
 	ret = rnvme_release_deferred_queues(ctrl);
-	if (!ret)
+	if (ret)
+		rnvme_note_cause(ctrl, "address", "port-down", 0);
+	else
 		ret = rnvme_setup_ctrl(ctrl, false);
 	ctrl->cm_wait_ms = 0;
+	rnvme_emit_attempt(ctrl, "reconnect", ret);
 	if (ret) {
 		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed (%d)\n",
 			 ctrl->ctrl.nr_reconnects, ret);
@@ -836,8 +992,10 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 	int ret;
 
 	ret = rnvme_check_options(opts);
-	if (ret)
+	if (ret) {
+		rnvme_emit_refused("invalid-option", ret);
 		return ERR_PTR(ret);
+	}
 	rnvme_warn_if_shadowing();
 
 	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
@@ -845,17 +1003,22 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 		return ERR_PTR(-ENOMEM);
 	ctrl->ctrl.opts = opts;
 	INIT_LIST_HEAD(&ctrl->list);
+	INIT_LIST_HEAD(&ctrl->claim);
 	spin_lock_init(&ctrl->stats.lock);
+	rnvme_cause_begin(ctrl);
 
 	ret = rnvme_parse_addresses(ctrl);
-	if (ret)
+	if (ret) {
+		rnvme_emit_refused("invalid-address", ret);
 		goto out_free_ctrl;
+	}
 
-	if (!opts->duplicate_connect && rnvme_ctrl_exists(opts)) {
+	ret = rnvme_ctrl_claim(ctrl);
+	if (ret) {
 		pr_err("a controller for %s at %s:%s already exists (use duplicate_connect to add another)\n",
 		       opts->subsysnqn, opts->traddr, opts->trsvcid);
-		ret = -EALREADY;
-		goto out_free_ctrl;
+		rnvme_note_cause(ctrl, "options", "already-connected", -1);
+		goto out_emit_record;
 	}
 
 	INIT_DELAYED_WORK(&ctrl->reconnect_work, rnvme_reconnect_work);
@@ -873,7 +1036,7 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 	ctrl->queues = kcalloc(ctrl->ctrl.queue_count, sizeof(*ctrl->queues),
 			       GFP_KERNEL);
 	if (!ctrl->queues)
-		goto out_free_ctrl;
+		goto out_unclaim;
 
 	rnvme_ctrl_ops.name = rnvme_transport_name;
 	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &rnvme_ctrl_ops, 0);
@@ -897,12 +1060,15 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 	dev_info(ctrl->ctrl.device, "new ctrl: NQN \"%s\", addr %pISpcs, hostnqn: %s\n",
 		 nvmf_ctrl_subsysnqn(&ctrl->ctrl), &ctrl->addr, opts->host->nqn);
 
+	rnvme_emit_attempt(ctrl, "connect", 0);
 	rnvme_ctrl_list_add(ctrl);
 	return &ctrl->ctrl;
 
 out_uninit_ctrl:
 	nvme_uninit_ctrl(&ctrl->ctrl);
 out_put_ctrl:
+	rnvme_emit_attempt(ctrl, "connect", ret);
+	rnvme_ctrl_unclaim(ctrl);
 	/* from here on free_ctrl releases the controller with its last ref */
 	nvme_put_ctrl(&ctrl->ctrl);
 	if (ret > 0)	/* an NVMe status from Connect */
@@ -910,6 +1076,12 @@ out_put_ctrl:
 	return ERR_PTR(ret);
 out_free_queues:
 	kfree(ctrl->queues);
+	/* nvme_init_ctrl() failed: its device and name are gone */
+	ctrl->ctrl.device = NULL;
+out_unclaim:
+	rnvme_ctrl_unclaim(ctrl);
+out_emit_record:
+	rnvme_emit_attempt(ctrl, "connect", ret);
 out_free_ctrl:
 	kfree(ctrl);
 	return ERR_PTR(ret);

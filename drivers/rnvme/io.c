@@ -492,6 +492,12 @@ static void rnvme_process_rsp(struct rnvme_queue *queue,
 	}
 	req->rsp_seen = true;
 
+	/* before a queue is live, only its Fabrics Connect is in flight */
+	if (unlikely(cqe->status) &&
+	    unlikely(!test_bit(RNVME_Q_LIVE, &queue->flags)))
+		rnvme_note_connect_status(ctrl, queue->qid,
+					  le16_to_cpu(cqe->status) >> 1,
+					  le32_to_cpu(cqe->result.u32));
 	req->status = cqe->status;
 	req->result = cqe->result;
 

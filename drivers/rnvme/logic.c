@@ -10,6 +10,7 @@
 #include <linux/minmax.h>
 #include <linux/time64.h>
 #include <linux/string.h>
+#include <rdma/ib_cm.h>
 #include <rnvme/compat.h>
 #include "logic.h"
 
@@ -181,6 +182,124 @@ const char *rnvme_cm_rej_msg(u16 status)
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(rnvme_cm_rej_msg);
+
+/**
+ * rnvme_cm_rej_token - name an NVMe/RDMA CM reject status for a record
+ * @status: the sts field of struct nvme_rdma_cm_rej, from the target
+ *
+ * Return: a fixed token without spaces ("unknown" for anything else).
+ */
+const char *rnvme_cm_rej_token(u16 status)
+{
+	switch (status) {
+	case NVME_RDMA_CM_INVALID_LEN:
+		return "invalid-private-data-length";
+	case NVME_RDMA_CM_INVALID_RECFMT:
+		return "invalid-record-format";
+	case NVME_RDMA_CM_INVALID_QID:
+		return "invalid-qid";
+	case NVME_RDMA_CM_INVALID_HSQSIZE:
+		return "invalid-hsqsize";
+	case NVME_RDMA_CM_INVALID_HRQSIZE:
+		return "invalid-hrqsize";
+	case NVME_RDMA_CM_NO_RSC:
+		return "no-resources";
+	case NVME_RDMA_CM_INVALID_IRD:
+		return "invalid-ird";
+	case NVME_RDMA_CM_INVALID_ORD:
+		return "invalid-ord";
+	case 0x09:	/* NVME_RDMA_CM_INVALID_CNTLID, named since 6.11 */
+		return "invalid-cntlid";
+	default:
+		return "unknown";
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_cm_rej_token);
+
+/* Connect response, Invalid Parameters: result bit 16 = in the data (IATTR) */
+#define RNVME_CONNECT_IATTR	(1U << 16)
+
+/**
+ * rnvme_connect_status_cause - why a Fabrics Connect command was refused
+ * @status: the completion's status field, phase bit removed (DNR and More
+ *          are ignored), as the target sent it
+ * @result: the completion's result (the Invalid Parameter Offset)
+ *
+ * Return: a fixed token without spaces.
+ */
+const char *rnvme_connect_status_cause(u16 status, u32 result)
+{
+	u32 offset = result & 0xffff;
+
+	switch (status & 0x7ff) {
+	case NVME_SC_CONNECT_FORMAT:
+		return "incompatible-format";
+	case NVME_SC_CONNECT_CTRL_BUSY:
+		return "controller-busy";
+	case NVME_SC_CONNECT_RESTART_DISC:
+		return "restart-discovery";
+	case NVME_SC_CONNECT_INVALID_HOST:
+		return "host-not-allowed";
+	case NVME_SC_CONNECT_INVALID_PARAM:
+		if (!(result & RNVME_CONNECT_IATTR))
+			return "invalid-connect-parameter";
+		if (offset == offsetof(struct nvmf_connect_data, subsysnqn))
+			return "subsystem-not-found";
+		if (offset == offsetof(struct nvmf_connect_data, hostnqn))
+			return "invalid-hostnqn";
+		if (offset == offsetof(struct nvmf_connect_data, cntlid))
+			return "invalid-cntlid";
+		if (offset == offsetof(struct nvmf_connect_data, hostid))
+			return "invalid-hostid";
+		return "invalid-connect-data";
+	case NVME_SC_HOST_ABORTED_CMD:
+		return "no-response";
+	case NVME_SC_HOST_PATH_ERROR:
+		return "path-error";
+	default:
+		return "nvme-error";
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_connect_status_cause);
+
+/**
+ * rnvme_addr_error_cause - why address resolution failed
+ * @err: the negative errno of rdma_resolve_addr() or of its ADDR_ERROR event
+ */
+const char *rnvme_addr_error_cause(int err)
+{
+	switch (err) {
+	case -ETIMEDOUT:
+		return "no-neighbour";
+	case -ENODEV:
+	case -EADDRNOTAVAIL:
+		return "no-rdma-device";
+	case -ENETUNREACH:
+	case -EHOSTUNREACH:
+		return "no-route";
+	default:
+		return "address-error";
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_addr_error_cause);
+
+/**
+ * rnvme_cm_reject_cause - why the target's side refused the CM connection
+ * @status:    the REJECTED event's status (IB CM reject reason, or -errno
+ *             on iWARP)
+ * @nvme_data: the reject carried NVMe/RDMA reject data
+ */
+const char *rnvme_cm_reject_cause(int status, bool nvme_data)
+{
+	if (nvme_data)
+		return "target-reject";
+	if (status == IB_CM_REJ_INVALID_SERVICE_ID || status == -ECONNREFUSED)
+		return "no-listener";
+	if (status == IB_CM_REJ_TIMEOUT || status == -ETIMEDOUT)
+		return "no-answer";
+	return "cm-reject";
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_cm_reject_cause);
 
 /**
  * rnvme_soft_rdma - is this a software RDMA device (Soft-RoCE, Soft-iWARP)?

@@ -47,6 +47,12 @@ const char *rnvme_cm_rej_msg(u16 status);
 const char *rnvme_cm_rep_problem(const void *pd, u8 len, u16 queue_size);
 bool rnvme_soft_rdma(enum rdma_driver_id driver_id);
 
+/* Tokens of the connect-attempt record (Documentation/rnvme.rst). */
+const char *rnvme_cm_rej_token(u16 status);
+const char *rnvme_connect_status_cause(u16 status, u32 result);
+const char *rnvme_addr_error_cause(int err);
+const char *rnvme_cm_reject_cause(int status, bool nvme_data);
+
 /* the I/O path's helpers: inline, they are on every command */
 /* A command without data still carries a keyed SGL: all zeroes. */
 static inline void rnvme_sgl_null(struct nvme_command *c)

@@ -233,9 +233,62 @@ out_unlock:
 	return dev;
 }
 
+/*
+ * Controllers being created are listed on rnvme_claim_list from the
+ * duplicate check until they join rnvme_ctrl_list (or fail), so that two
+ * concurrent connects of one association (udev and a boot unit, say) never
+ * both get through the check.
+ */
+static LIST_HEAD(rnvme_claim_list);
+
+/* under rnvme_ctrl_mutex */
+static bool rnvme_association_taken(struct nvmf_ctrl_options *opts)
+{
+	struct rnvme_ctrl *ctrl;
+
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list)
+		if (nvmf_ip_options_match(&ctrl->ctrl, opts))
+			return true;
+	list_for_each_entry(ctrl, &rnvme_claim_list, claim)
+		if (nvmf_ip_options_match(&ctrl->ctrl, opts))
+			return true;
+	return false;
+}
+
+/**
+ * rnvme_ctrl_claim - check for a duplicate and reserve the association
+ * @ctrl: a controller being created (its options set)
+ *
+ * Return: 0, or -EALREADY when a controller for the same association exists
+ * or is being created (and duplicate_connect was not given).
+ */
+int rnvme_ctrl_claim(struct rnvme_ctrl *ctrl)
+{
+	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
+	int ret = 0;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	if (!opts->duplicate_connect && rnvme_association_taken(opts))
+		ret = -EALREADY;
+	else
+		list_add_tail(&ctrl->claim, &rnvme_claim_list);
+	mutex_unlock(&rnvme_ctrl_mutex);
+	return ret;
+}
+
+/* rnvme_ctrl_unclaim - a failed create gives its association back */
+void rnvme_ctrl_unclaim(struct rnvme_ctrl *ctrl)
+{
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_del_init(&ctrl->claim);
+	mutex_unlock(&rnvme_ctrl_mutex);
+}
+
+/* rnvme_ctrl_list_add - a created controller moves from its claim here */
 void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl)
 {
 	mutex_lock(&rnvme_ctrl_mutex);
+	list_del_init(&ctrl->claim);
 	list_add_tail(&ctrl->list, &rnvme_ctrl_list);
 	mutex_unlock(&rnvme_ctrl_mutex);
 }
@@ -245,22 +298,6 @@ void rnvme_ctrl_list_del(struct rnvme_ctrl *ctrl)
 	mutex_lock(&rnvme_ctrl_mutex);
 	list_del_init(&ctrl->list);
 	mutex_unlock(&rnvme_ctrl_mutex);
-}
-
-/* Is there already a controller for this association (duplicate_connect)? */
-bool rnvme_ctrl_exists(struct nvmf_ctrl_options *opts)
-{
-	struct rnvme_ctrl *ctrl;
-	bool found = false;
-
-	mutex_lock(&rnvme_ctrl_mutex);
-	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
-		found = nvmf_ip_options_match(&ctrl->ctrl, opts);
-		if (found)
-			break;
-	}
-	mutex_unlock(&rnvme_ctrl_mutex);
-	return found;
 }
 
 /*

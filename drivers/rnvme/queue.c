@@ -577,6 +577,8 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 		dev_info(ctrl->ctrl.device,
 			 "queue %d: address resolution of %pISpc failed to start (%d)\n",
 			 idx, &ctrl->addr, ret);
+		rnvme_note_cm_cause(ctrl, "address", rnvme_addr_error_cause(ret),
+				    idx, ret, -1);
 		goto out_destroy_cm_id;
 	}
 
@@ -585,6 +587,10 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 		dev_info(ctrl->ctrl.device,
 			 "queue %d: RDMA connection to %pISpc failed (%d)\n",
 			 idx, &ctrl->addr, ret);
+		/* no CM event said why: the handshake timed out or was cut */
+		rnvme_note_cause(ctrl, "cm", ret == -ETIMEDOUT ? "no-answer" :
+				 ret == -ERESTARTSYS ? "interrupted" :
+				 "connect-error", idx);
 		goto out_destroy_cm_id;
 	}
 
@@ -690,6 +696,10 @@ int rnvme_start_queue(struct rnvme_ctrl *ctrl, int idx)
 			__rnvme_stop_queue(queue);
 		dev_info(ctrl->ctrl.device,
 			 "queue %d: Fabrics Connect failed (%d)\n", idx, ret);
+		/* a refusal was noted with its completion; this is the rest */
+		rnvme_note_cause(ctrl, "fabrics-connect", ret > 0 ?
+				 rnvme_connect_status_cause(ret, 0) :
+				 "no-response", idx);
 		return ret;
 	}
 

@@ -273,6 +273,31 @@ struct rnvme_stats {
 };
 
 /**
+ * struct rnvme_cause - why the current connect attempt failed
+ * @stage:       NULL while nothing failed; then a token: options, address,
+ *               route, cm, fabrics-connect, controller, grant, setup
+ * @cause:       a token naming the failure within the stage
+ * @qid:         the queue it happened on, -1 when none
+ * @cm_status:   status of the CM event (reject reason or -errno), 0 if none
+ * @rej_sts:     NVMe/RDMA reject status the target sent, -1 if none
+ * @nvme_status: Fabrics Connect status the target sent, -1 if none
+ * @nvme_result: that completion's result (the invalid parameter's offset)
+ *
+ * The first failure of an attempt is its cause: what fails afterwards is
+ * the unwinding.  Written under stats.lock; printed as one record
+ * (rnvme_emit_attempt) when the attempt ends.
+ */
+struct rnvme_cause {
+	const char	*stage;
+	const char	*cause;
+	int		qid;
+	int		cm_status;
+	int		rej_sts;
+	int		nvme_status;
+	u32		nvme_result;
+};
+
+/**
  * struct rnvme_ctrl - an NVMe over RDMA controller
  * @queues:         queue 0 is the admin queue, then I/O queues
  * @tag_set:        I/O tag set (allocated on first connect, kept after)
@@ -303,6 +328,8 @@ struct rnvme_ctrl {
 	struct delayed_work	ack_wd_work;
 	struct rnvme_qe		async_event_sqe;
 	struct list_head	list;
+	/* on the claim list from the duplicate check until created */
+	struct list_head	claim;
 	struct rnvme_device	*device;
 	struct ib_device	*ibdev;
 	u32			max_fr_pages;
@@ -320,6 +347,9 @@ struct rnvme_ctrl {
 	/* port of ibdev the admin queue last used (port events match it) */
 	u32			rdma_port;
 	struct rnvme_stats	stats;
+	/* the current (re)connect attempt's failure, and its number */
+	struct rnvme_cause	cause;
+	u64			attempt_id;
 	struct nvme_ctrl	ctrl;
 };
 
@@ -346,7 +376,8 @@ struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id);
 void rnvme_device_put(struct rnvme_device *dev);
 void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl);
 void rnvme_ctrl_list_del(struct rnvme_ctrl *ctrl);
-bool rnvme_ctrl_exists(struct nvmf_ctrl_options *opts);
+int rnvme_ctrl_claim(struct rnvme_ctrl *ctrl);
+void rnvme_ctrl_unclaim(struct rnvme_ctrl *ctrl);
 void rnvme_delete_ctrls(struct ib_device *ibdev);
 void rnvme_warn_if_shadowing(void);
 
@@ -395,6 +426,15 @@ __printf(2, 3) void rnvme_record_error(struct rnvme_ctrl *ctrl,
 				       const char *fmt, ...);
 __printf(3, 4) void rnvme_record_attempt_error(struct rnvme_ctrl *ctrl, int seq,
 					       const char *fmt, ...);
+
+/* the connect-attempt record (ctrl.c) */
+void rnvme_cause_begin(struct rnvme_ctrl *ctrl);
+void rnvme_note_cause(struct rnvme_ctrl *ctrl, const char *stage,
+		      const char *cause, int qid);
+void rnvme_note_cm_cause(struct rnvme_ctrl *ctrl, const char *stage,
+			 const char *cause, int qid, int cm_status, int rej_sts);
+void rnvme_note_connect_status(struct rnvme_ctrl *ctrl, int qid, u16 status,
+			       u32 result);
 
 /* mr.c */
 void rnvme_init_reg_wr(struct rnvme_request *req);

@@ -115,6 +115,7 @@ constexpr FaultSpec kFaults[] = {
 	{"aen-storm", "answer every Asynchronous Event Request at once with a namespace-change notice"},
 	{"grant-huge", "grant 65535 I/O queues to a Set Features (Number of Queues)"},
 	{"grant-zero-io-connect", "grant queues, then reject every I/O queue's CM connect"},
+	{"reject-qsize", "reject every I/O queue's CM connect as an invalid host SQ size (0x4)"},
 	{"disc-bad-len", "discovery log: return fewer bytes than asked and a numrec beyond them"},
 	{"disc-numrec-huge", "discovery log: numrec 2^40 with one entry"},
 	{"disc-unterminated", "discovery log: entry strings with no NUL and no padding spaces"},
@@ -929,6 +930,12 @@ void on_connect_request(rdma_cm_id *id, const rdma_conn_param &p, const uint8_t 
 			reject_with(id, rej_sts[rej_i++ % std::size(rej_sts)]);
 			return;
 		}
+	}
+	if (fault_is("reject-qsize") && qid > 0 &&
+	    fault_fire(cfg.fault, "qid " + std::to_string(qid) + " hsqsize " + std::to_string(hsqsize) +
+				      " rejected as invalid")) {
+		reject_with(id, 0x4);	// invalid host SQ size
+		return;
 	}
 	if (fault_fire("connect-silent", "qid " + std::to_string(qid) + " connect request left unanswered")) {
 		// keep the id: the host's CM gives up on its own

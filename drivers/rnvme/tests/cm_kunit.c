@@ -120,6 +120,66 @@ static void rnvme_cm_rej_unknown(struct kunit *test)
 				       "status %#x", sts[i]);
 }
 
+/* The record's reject token: one per status, "unknown" for the rest. */
+static void rnvme_cm_rej_tokens(struct kunit *test)
+{
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_rej_token(0x04), "invalid-hsqsize");
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_rej_token(0x06), "no-resources");
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_rej_token(0x09), "invalid-cntlid");
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_rej_token(0x00), "unknown");
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_rej_token(0xffff), "unknown");
+}
+
+/*
+ * Fabrics Connect refusals as a Linux target sends them: Invalid Parameters
+ * with IATTR set and the offending field's offset in the connect data.
+ */
+static void rnvme_connect_causes(struct kunit *test)
+{
+	static const struct {
+		u16 status;
+		u32 result;
+		const char *cause;
+	} c[] = {
+		{ 0x4182, (1U << 16) | 256, "subsystem-not-found" },
+		{ 0x4182, (1U << 16) | 512, "invalid-hostnqn" },
+		{ 0x4182, (1U << 16) | 16, "invalid-cntlid" },
+		{ 0x4182, (1U << 16) | 0, "invalid-hostid" },
+		{ 0x4182, (1U << 16) | 300, "invalid-connect-data" },
+		{ 0x4182, 44, "invalid-connect-parameter" },
+		{ 0x4184, (1U << 16) | 512, "host-not-allowed" },
+		{ 0x0184, 0, "host-not-allowed" },
+		{ 0x4180, 0, "incompatible-format" },
+		{ 0x0181, 0, "controller-busy" },
+		{ 0x0183, 0, "restart-discovery" },
+		{ 0x0371, 0, "no-response" },
+		{ 0x0370, 0, "path-error" },
+		{ 0x0002, 0, "nvme-error" },
+		{ 0x7fff, 0xffffffff, "nvme-error" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		KUNIT_EXPECT_STREQ_MSG(test,
+				       rnvme_connect_status_cause(c[i].status, c[i].result),
+				       c[i].cause, "status %#x result %#x",
+				       c[i].status, c[i].result);
+}
+
+static void rnvme_addr_and_reject_causes(struct kunit *test)
+{
+	KUNIT_EXPECT_STREQ(test, rnvme_addr_error_cause(-ETIMEDOUT), "no-neighbour");
+	KUNIT_EXPECT_STREQ(test, rnvme_addr_error_cause(-ENODEV), "no-rdma-device");
+	KUNIT_EXPECT_STREQ(test, rnvme_addr_error_cause(-EADDRNOTAVAIL), "no-rdma-device");
+	KUNIT_EXPECT_STREQ(test, rnvme_addr_error_cause(-ENETUNREACH), "no-route");
+	KUNIT_EXPECT_STREQ(test, rnvme_addr_error_cause(-EINVAL), "address-error");
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_reject_cause(8, false), "no-listener");
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_reject_cause(-ECONNREFUSED, false), "no-listener");
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_reject_cause(28, true), "target-reject");
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_reject_cause(4, false), "no-answer");
+	KUNIT_EXPECT_STREQ(test, rnvme_cm_reject_cause(28, false), "cm-reject");
+}
+
 /* The accept's private data: what a target may get wrong in it. */
 static void rnvme_cm_rep_checks(struct kunit *test)
 {
@@ -165,6 +225,9 @@ static struct kunit_case rnvme_cm_cases[] = {
 	KUNIT_CASE(rnvme_cm_req_cntlid),
 	KUNIT_CASE(rnvme_cm_rej_known),
 	KUNIT_CASE(rnvme_cm_rej_unknown),
+	KUNIT_CASE(rnvme_cm_rej_tokens),
+	KUNIT_CASE(rnvme_connect_causes),
+	KUNIT_CASE(rnvme_addr_and_reject_causes),
 	KUNIT_CASE(rnvme_cm_rep_checks),
 	KUNIT_CASE(rnvme_soft_rdma_devices),
 	{}

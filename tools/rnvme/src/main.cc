@@ -1,5 +1,7 @@
 // rnvme: NVMe-over-Fabrics RDMA host control tool. The only place that turns errors into exit
 // codes and stderr text.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
@@ -56,7 +58,8 @@ int main(int argc, char** argv) {
   LibnlRdmaNetlink netlink;
   RealNetProbe net;
   VerbsPortQuery ports;
-  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, ports, printer, random_bytes, dry_run, verbose};
+  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, ports, printer, random_bytes, dry_run, verbose,
+              static_cast<long>(::getpid())};
 
   for (auto& [sub, action] : actions) {
     if (!sub->parsed()) continue;

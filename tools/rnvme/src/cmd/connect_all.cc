@@ -3,6 +3,9 @@
 #include "cmd/commands.h"
 #include "core/config.h"
 #include "core/discovery.h"
+#include "sys/lock.h"
+
+#include <optional>
 
 namespace rnvme {
 namespace {
@@ -116,6 +119,13 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
     for (auto& e : direct) merge(e.opts);
   }
 
+  // One connect-all at a time: a second waits, then finds the controllers made by the first.
+  std::optional<FileLock> lock;
+  if (!ctx.dry_run && !args.lock_file.empty()) {
+    auto l = FileLock::acquire(args.lock_file, std::chrono::seconds(args.lock_wait_s));
+    if (!l) return l.error();
+    lock.emplace(std::move(*l));
+  }
   ConnectAllOutcome out;
   for (const auto& d : discovery) connect_from_discovery(ctx, d, out);
   for (const auto& e : direct) {
@@ -143,6 +153,12 @@ Action setup_connect_all(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--discovery-conf", args->discovery_conf, "discovery controllers, one per line")
       ->capture_default_str();
+  sub.add_option("--lock-file", args->lock_file,
+                 "serializes connect-all runs (udev, boot unit, admin); '' for none")
+      ->capture_default_str();
+  sub.add_option("--lock-wait", args->lock_wait_s, "seconds to wait for another connect-all")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3600));
   return [args](Context& ctx) { return run_connect_all(ctx, *args); };
 }
 

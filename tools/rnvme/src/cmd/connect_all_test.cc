@@ -48,6 +48,7 @@ TEST_F(ConnectAllTest, FromDiscoveryConf) {
   env.json();
   env.fs.add("/etc/nvme/discovery.conf", "# lab\n--transport=rdma --traddr=192.168.50.10 --trsvcid=4420 -Q 32\n");
   ConnectAllArgs args;
+  args.lock_file.clear();  // the lock has its own test (sys/lock_test.cc)
   ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
   EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "connected", "skipped", "skipped"}));
   ASSERT_EQ(env.fabrics.written.size(), 3u);  // discovery + two subsystems
@@ -64,6 +65,7 @@ TEST_F(ConnectAllTest, FromConfigJsonDirectAndFailuresCounted) {
       {"nqn": "nqn.2024-01.io.rnvme:bad", "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "trsvcid": "4420"}]},
       {"nqn": "nqn.2024-01.io.rnvme:t", "ports": [{"transport": "tcp", "traddr": "192.168.60.10"}]}]}])");
   ConnectAllArgs args;
+  args.lock_file.clear();  // the lock has its own test (sys/lock_test.cc)
   auto st = run_connect_all(env.ctx, args);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kConnect);
@@ -79,6 +81,7 @@ TEST_F(ConnectAllTest, CustomConfigPathAndAlreadyConnected) {
   add_controller(env.fs, "nvme3", "nvme-subsys3", kSubnqn, "rdma", "192.168.50.10", "4420");
   env.fs.add("/srv/c.json", R"([{"subsystems": [{"nqn": "nqn.2024-01.io.rnvme:target1", "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "trsvcid": "4420"}]}]}])");
   ConnectAllArgs args;
+  args.lock_file.clear();  // the lock has its own test (sys/lock_test.cc)
   args.config_json = "/srv/c.json";
   ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
   EXPECT_EQ(statuses(), std::vector<std::string>{"already_connected"});
@@ -94,6 +97,7 @@ TEST_F(ConnectAllTest, AnotherHostsControllerIsNotOurs) {
   env.fs.add("/sys/class/nvme/nvme3/hostid", "11111111-2222-4333-8444-555555555555\n");
   env.fs.add("/srv/c.json", R"([{"subsystems": [{"nqn": "nqn.2024-01.io.rnvme:target1", "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "trsvcid": "4420"}]}]}])");
   ConnectAllArgs args;
+  args.lock_file.clear();  // the lock has its own test (sys/lock_test.cc)
   args.config_json = "/srv/c.json";
   ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
   EXPECT_EQ(statuses(), std::vector<std::string>{"connected"});
@@ -102,6 +106,7 @@ TEST_F(ConnectAllTest, AnotherHostsControllerIsNotOurs) {
 
 TEST_F(ConnectAllTest, CommandLineDiscoveryController) {
   ConnectAllArgs args;
+  args.lock_file.clear();  // the lock has its own test (sys/lock_test.cc)
   args.opts.traddr = "192.168.50.10";
   ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
   EXPECT_NE(env.fabrics.written[0].find("nqn=nqn.2014-08.org.nvmexpress.discovery"), std::string::npos);
@@ -112,6 +117,7 @@ TEST_F(ConnectAllTest, DryRunConnectsNothing) {
   env.ctx.dry_run = true;
   env.fs.add("/etc/nvme/config.json", R"([{"subsystems": [{"nqn": "nqn.2024-01.io.rnvme:target1", "ports": [{"transport": "rdma", "traddr": "192.168.50.10"}]}]}])");
   ConnectAllArgs args;
+  args.lock_file.clear();  // the lock has its own test (sys/lock_test.cc)
   ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
   EXPECT_TRUE(env.fabrics.written.empty());
   EXPECT_NE(env.out.str().find("would_connect"), std::string::npos);
@@ -119,6 +125,7 @@ TEST_F(ConnectAllTest, DryRunConnectsNothing) {
 
 TEST_F(ConnectAllTest, NothingConfigured) {
   ConnectAllArgs args;
+  args.lock_file.clear();  // the lock has its own test (sys/lock_test.cc)
   auto st = run_connect_all(env.ctx, args);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kUsage);
@@ -127,6 +134,7 @@ TEST_F(ConnectAllTest, NothingConfigured) {
 TEST_F(ConnectAllTest, BrokenConfigIsAConfigError) {
   env.fs.add("/etc/nvme/config.json", "{not json");
   ConnectAllArgs args;
+  args.lock_file.clear();  // the lock has its own test (sys/lock_test.cc)
   auto st = run_connect_all(env.ctx, args);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kConfig);

@@ -364,3 +364,93 @@ TEST_F(ConnectTest, UnparsableReplyIsAnError) {
 
 }  // namespace
 }  // namespace rnvme
+
+namespace rnvme {
+namespace {
+
+using namespace rnvme::testing;
+
+// rnvme.ko's attempt record decides, by its keys, even where its prose says nothing usable.
+class RecordTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    add_host_identity(env.fs);
+    add_modules(env.fs);
+    add_rxe(env, "192.168.50.1");
+    env.net.routes["192.168.50.10"] = "192.168.50.1";
+    opts.traddr = "192.168.50.10";
+    opts.nqn = kSubnqn;
+    env.ctx.pid = 4242;
+  }
+  Error refused(int err, std::vector<std::string> lines) {
+    env.fabrics.handler = [this, err, lines](const std::string&) -> Result<std::string> {
+      for (const auto& l : lines) env.kmsg.emit(l);
+      Error e = make_error(ErrorCode::kConnect, "write to /dev/nvme-fabrics failed");
+      e.sys_errno = err;
+      return e;
+    };
+    auto st = run_connect(env.ctx, opts);
+    EXPECT_FALSE(st.ok());
+    return st.ok() ? Error{} : st.error();
+  }
+  static std::string rec(long pid, const std::string& tail) {
+    return "rnvme: attempt v=1 id=3 kind=connect pid=" + std::to_string(pid) +
+           " ctrl=nvme2 addr=192.168.50.10:4420 result=fail err=-5 " + tail;
+  }
+  TestEnv env;
+  ConnectOptions opts;
+};
+
+TEST_F(RecordTest, EachStageAndCauseHasItsClass) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"stage=fabrics-connect cause=subsystem-not-found qid=0 nvme_status=0x4182", "wrong_nqn"},
+      {"stage=fabrics-connect cause=host-not-allowed qid=0 nvme_status=0x4184", "host_not_allowed"},
+      {"stage=cm cause=no-listener qid=0 cm_status=8", "wrong_port"},
+      {"stage=cm cause=target-reject qid=1 cm_status=28 rej_status=0x4 rej=invalid-hsqsize",
+       "target_rejected"},
+      {"stage=address cause=no-neighbour qid=0 cm_status=-110", "unreachable"},
+      {"stage=cm cause=unreachable qid=0 cm_status=-110", "unreachable"},
+      {"stage=address cause=queue-resources qid=3", "host_resources"},
+      {"stage=grant cause=no-io-queues qid=0", "target_rejected"},
+  };
+  for (const auto& [tail, cls] : cases) {
+    env.kmsg.lines.clear();
+    Error e = refused(EIO, {"rnvme: some prose that changes between versions", rec(4242, tail)});
+    EXPECT_EQ(e.reason, cls) << tail;
+    EXPECT_FALSE(e.record.empty()) << tail;
+    EXPECT_EQ(e.record["result"], "fail");
+  }
+}
+
+TEST_F(RecordTest, QueueSizeRejectSaysLowerQueueSize) {
+  Error e = refused(ECONNRESET, {rec(4242, "stage=cm cause=target-reject qid=1 cm_status=28 "
+                                           "rej_status=0x4 rej=invalid-hsqsize")});
+  EXPECT_NE(e.cause.find("queue 1"), std::string::npos) << e.cause;
+  EXPECT_NE(e.fix.find("--queue-size"), std::string::npos) << e.fix;
+}
+
+// Another process's attempt (a concurrent connect) is not this one's cause.
+TEST_F(RecordTest, OtherWritersRecordIsIgnored) {
+  Error e = refused(EIO, {rec(99, "stage=fabrics-connect cause=host-not-allowed qid=0")});
+  EXPECT_NE(e.reason, "host_not_allowed");
+  EXPECT_TRUE(e.record.empty());
+}
+
+// The kernel's duplicate check refused this write because a concurrent connect of the same
+// association won: that controller is the answer, exit 0.
+TEST_F(RecordTest, LostRaceIsSuccessWithTheWinner) {
+  env.fabrics.handler = [this](const std::string&) -> Result<std::string> {
+    add_controller(env.fs, "nvme5", "nvme-subsys5", kSubnqn, "rdma", "192.168.50.10", "4420",
+                   "connecting");
+    env.kmsg.emit(rec(4242, "stage=options cause=already-connected qid=-1"));
+    Error e = make_error(ErrorCode::kConnect, "write to /dev/nvme-fabrics failed");
+    e.sys_errno = EALREADY;
+    return e;
+  };
+  auto st = run_connect(env.ctx, opts);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  EXPECT_NE(env.out.str().find("nvme5"), std::string::npos) << env.out.str();
+}
+
+}  // namespace
+}  // namespace rnvme

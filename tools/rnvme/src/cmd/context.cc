@@ -1,8 +1,12 @@
 #include "cmd/context.h"
 
+#include <chrono>
+
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "core/hostid.h"
 #include "sys/sysfs.h"
@@ -65,6 +69,31 @@ EnvironmentFacts gather_environment(Context& ctx, const ConnectOptions& opts) {
   return env;
 }
 
+namespace {
+
+// Connecting what exists already is a success, as with nvme-cli (the kernel would say
+// EALREADY).  A discovery controller is always a new one: the kernel sets duplicate_connect
+// for the discovery NQN itself.
+std::optional<ConnectOutcome> existing_association(Context& ctx, const Topology& topo,
+                                                   const ConnectOptions& opts) {
+  if (opts.duplicate_connect || opts.is_discovery()) return std::nullopt;
+  const NvmeController* c = find_association(topo, opts);
+  if (!c) return std::nullopt;
+  ConnectOutcome out;
+  out.already_connected = true;
+  out.dry_run = ctx.dry_run;
+  out.device = c->name;
+  out.instance = c->instance;
+  out.cntlid = c->cntlid.value_or(-1);
+  if (ctx.verbose)
+    ctx.out.note(fmt::format("note: {} already serves {} at {}:{} for host {} ({}); nothing "
+                             "written (--duplicate-connect makes another controller)",
+                             c->name, opts.nqn, opts.traddr, c->trsvcid, opts.hostnqn, c->state));
+  return out;
+}
+
+}  // namespace
+
 Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
   // Values given by the user are checked before anything is read from /etc/nvme.
   if (auto st = validate(opts); !st) {
@@ -95,25 +124,7 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
     return e;
   }
   const Topology topo = scan_topology(ctx.fs);
-  // Connecting what exists already is a success, as with nvme-cli (the kernel would say
-  // EALREADY).  A discovery controller is always a new one: the kernel sets duplicate_connect
-  // for the discovery NQN itself.
-  if (!opts.duplicate_connect && !opts.is_discovery()) {
-    if (const NvmeController* c = find_association(topo, opts)) {
-      ConnectOutcome out;
-      out.already_connected = true;
-      out.dry_run = ctx.dry_run;
-      out.device = c->name;
-      out.instance = c->instance;
-      out.cntlid = c->cntlid.value_or(-1);
-      if (ctx.verbose)
-        ctx.out.note(fmt::format("note: {} already serves {} at {}:{} for host {} ({}); nothing "
-                                 "written (--duplicate-connect makes another controller)",
-                                 c->name, opts.nqn, opts.traddr, c->trsvcid, opts.hostnqn,
-                                 c->state));
-      return out;
-    }
-  }
+  if (auto out = existing_association(ctx, topo, opts)) return *out;
   // The rule the kernel does have: one host NQN, one host ID, across its fabrics controllers
   // (a PCIe controller has no host; its sysfs shows no hostnqn on current kernels).
   std::vector<HostInUse> in_use;
@@ -143,12 +154,19 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
   }
 
   ctx.kmsg.mark();
+  const auto t0 = std::chrono::steady_clock::now();
   auto reply = ctx.fabrics.create(out.options);
   if (!reply) {
     ConnectFacts facts;
     facts.opts = opts;
     facts.err = reply.error().sys_errno;
     facts.kernel = ctx.kmsg.since_mark();
+    facts.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    facts.record = find_own_attempt(facts.kernel, ctx.pid);
+    // Another connect of the same association won the race (udev and a boot unit, two
+    // connect-alls): the kernel refused this one, and the controller exists.
+    if (facts.err == EALREADY)
+      if (auto o = existing_association(ctx, scan_topology(ctx.fs), opts)) return *o;
     facts.env = gather_environment(ctx, opts);
     Diagnosis d = explain_connect_failure(facts);
     Error e = make_error(ErrorCode::kConnect,
@@ -160,6 +178,7 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
     e.evidence = std::move(d.evidence);
     e.sys_errno = facts.err;
     e.reason = std::string(failure_class_name(d.cls));
+    e.record = std::move(d.record);
     if (d.cls == FailureClass::kModuleMissing || d.cls == FailureClass::kNoRdmaDevice ||
         d.cls == FailureClass::kPermission || d.cls == FailureClass::kPortDown)
       e.code = ErrorCode::kEnvironment;

@@ -35,6 +35,7 @@ struct Context {
   std::function<std::array<uint8_t, 16>()> random;
   bool dry_run = false;
   int verbose = 0;
+  long pid = 0;  // this process: picks its own attempt record out of the kernel log
 };
 
 // Netlink inventory (sysfs when netlink is unavailable) plus the sysfs-only details.

@@ -31,7 +31,7 @@ std::string target(const ConnectOptions& o) {
 }
 
 Diagnosis make(FailureClass cls, std::string cause, std::string fix) {
-  return Diagnosis{cls, std::move(cause), std::move(fix), {}};
+  return Diagnosis{cls, std::move(cause), std::move(fix), {}, {}};
 }
 
 // CM rejects as the kernel logs them. In-tree rdma.c:
@@ -169,6 +169,136 @@ std::optional<Diagnosis> from_kernel_lines(const ConnectFacts& f) {
   return std::nullopt;
 }
 
+// rnvme.ko's own record of the attempt: stage and cause as tokens (Documentation/rnvme.rst).
+// nullopt for a record that names no cause this function knows (the kernel lines decide then).
+std::optional<Diagnosis> from_record(const ConnectFacts& f) {
+  if (!f.record || !f.record->failed()) return std::nullopt;
+  const AttemptRecord& r = *f.record;
+  const std::string stage = r.stage(), cause = r.cause(), qid = r.get("qid");
+  const std::string where = fmt::format("{}", target(f.opts));
+  const std::string port = f.opts.trsvcid.empty() ? std::string(kDefaultRdmaPort) : f.opts.trsvcid;
+  const std::string took = f.seconds > 0 ? fmt::format(" (gave up after {:.1f} s)", f.seconds) : "";
+  auto d = [&](FailureClass c, std::string why, std::string fix) {
+    Diagnosis out = make(c, std::move(why), std::move(fix));
+    out.record = r.kv;
+    return out;
+  };
+  if (stage == "options") {
+    if (cause == "already-connected")
+      return d(FailureClass::kAlreadyConnected, "a controller for this target and NQN already exists "
+               "or is being created right now",
+               "use it ('rnvme list'), disconnect it first, or pass --duplicate-connect");
+    return d(FailureClass::kBadOption, fmt::format("rnvme.ko refused the options ({})", cause),
+             "correct the option (see rnvme(8)); 'rnvme connect --dry-run ...' prints the string");
+  }
+  if (stage == "address") {
+    if (cause == "no-rdma-device") {
+      if (auto p = check_rdma_path(f.env)) {
+        p->record = r.kv;
+        return p;
+      }
+      return d(FailureClass::kNoRdmaDevice,
+               fmt::format("the route to {} leaves through a netdev without an RDMA device", f.opts.traddr),
+               "attach one ('rnvme rdma link add rxe0 type rxe netdev <netdev>' for Soft-RoCE) or "
+               "pass --host-traddr with an address on an RDMA netdev (see 'rnvme rdma')");
+    }
+    if (cause == "no-neighbour")
+      return d(FailureClass::kUnreachable,
+               fmt::format("no host answered for {} on the local link: address resolution timed "
+                           "out after 3 s{}", f.opts.traddr, took),
+               fmt::format("check --traddr and that the target is up ('ip neigh show {}')", f.opts.traddr));
+    if (cause == "no-route")
+      return d(FailureClass::kUnreachable, fmt::format("no route to {}{}", f.opts.traddr, took),
+               fmt::format("check --traddr and 'ip route get {}'", f.opts.traddr));
+    if (cause == "port-down")
+      return d(FailureClass::kPortDown, "the RDMA port of the controller's last path is down",
+               "bring the link up ('ip link set <netdev> up') and check the cable/switch");
+    if (cause == "queue-resources")
+      return d(FailureClass::kHostResources,
+               fmt::format("the host's RDMA device could not create the resources of queue {}", qid),
+               "lower --queue-size or --nr-io-queues, or free RDMA resources on this host "
+               "('rdma resource show')");
+    return d(FailureClass::kUnreachable,
+             fmt::format("address resolution of {} failed ({}, status {})", f.opts.traddr, cause,
+                         r.get("cm_status")),
+             fmt::format("check --traddr and 'ip route get {}'", f.opts.traddr));
+  }
+  if (stage == "route")
+    return d(FailureClass::kUnreachable,
+             fmt::format("the RDMA CM found no path to {} (route resolution, status {}){}",
+                         f.opts.traddr, r.get("cm_status"), took),
+             fmt::format("check 'ip route get {}' and the RDMA port's state ('rnvme rdma')", f.opts.traddr));
+  if (stage == "cm") {
+    if (cause == "no-listener")
+      return d(FailureClass::kWrongPort,
+               fmt::format("nothing listens for NVMe/RDMA on {} (the target's RDMA CM rejected "
+                           "queue {}: invalid service ID)", where, qid),
+               "check --trsvcid (the target's port, 4420 by default) and that the target port is "
+               "enabled; 'rnvme discover' lists the ports a discovery controller knows");
+    if (cause == "target-reject") {
+      const std::string rej = r.get("rej");
+      std::string fix = "check both sides' kernels and the target's port settings";
+      if (rej == "invalid-hsqsize" || rej == "invalid-hrqsize")
+        fix = "lower --queue-size (Linux targets take up to 128; 32 for the admin queue)";
+      else if (rej == "no-resources")
+        fix = "lower --queue-size or --nr-io-queues, or free resources on the target";
+      else if (rej == "invalid-cntlid")
+        fix = "reconnect; check that host and target run compatible kernels";
+      return d(FailureClass::kTargetRejected,
+               fmt::format("the target refused queue {}'s RDMA connection: NVMe/RDMA status {} ({})",
+                           qid, r.get("rej_status"), rej),
+               fix);
+    }
+    if (cause == "unreachable" || cause == "no-answer")
+      return d(FailureClass::kUnreachable,
+               fmt::format("{} did not answer queue {}'s RDMA connect request{}", where, qid, took),
+               "check that the target is up and its RDMA port active, and --traddr/--trsvcid");
+    if (cause == "interrupted") return std::nullopt;
+    return d(FailureClass::kTargetRejected,
+             fmt::format("queue {}'s RDMA connection to {} failed ({}, status {})", qid, where, cause,
+                         r.get("cm_status")),
+             "check the target's RDMA configuration and its kernel log");
+  }
+  if (stage == "fabrics-connect") {
+    if (cause == "subsystem-not-found")
+      return d(FailureClass::kWrongNqn,
+               fmt::format("the target at {} has no subsystem '{}'", where, f.opts.nqn),
+               fmt::format("check --nqn; 'rnvme discover --traddr={} --trsvcid={}' lists the "
+                           "subsystems this target exports", f.opts.traddr, port));
+    if (cause == "host-not-allowed" || cause == "invalid-hostnqn")
+      return d(FailureClass::kHostNotAllowed,
+               fmt::format("the target does not allow host {} to access {}",
+                           f.opts.hostnqn.empty() ? "(default hostnqn)" : f.opts.hostnqn, f.opts.nqn),
+               "add this host NQN to the subsystem's allowed hosts on the target (or set "
+               "attr_allow_any_host), or connect with the host NQN the target expects");
+    if (cause == "invalid-hostid")
+      return d(FailureClass::kHostIdentity, "the target refused the host ID",
+               "check /etc/nvme/hostid ('rnvme hostnqn show')");
+    if (cause == "controller-busy")
+      return d(FailureClass::kTargetRejected,
+               fmt::format("the controller at {} is busy (Connect status {})", where, r.get("nvme_status")),
+               "retry later; the target has no free controller for this host");
+    if (cause == "no-response")
+      return d(FailureClass::kUnreachable,
+               fmt::format("{} accepted the RDMA connection but did not answer queue {}'s Fabrics "
+                           "Connect command{}", where, qid, took),
+               "check the target's kernel log; an overloaded or hung target does this");
+    return d(FailureClass::kConnectRejected,
+             fmt::format("the target refused queue {}'s Connect command: {} (status {}, result {})",
+                         qid, cause, r.get("nvme_status"), r.get("nvme_result")),
+             "check --nqn against 'rnvme discover' and the target's allowed hosts");
+  }
+  if (stage == "grant")
+    return d(FailureClass::kTargetRejected,
+             fmt::format("the target's queue grant cannot be used ({})", cause),
+             "check the target's queue settings (number and size of I/O queues)");
+  if (stage == "controller")
+    return d(FailureClass::kTargetRejected,
+             fmt::format("the target's controller lacks what NVMe/RDMA needs ({})", cause),
+             "use a target that supports keyed SGLs and in-capsule data at offset 0");
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view failure_class_name(FailureClass c) {
@@ -187,6 +317,7 @@ std::string_view failure_class_name(FailureClass c) {
     case FailureClass::kTargetRejected: return "target_rejected";
     case FailureClass::kConnectRejected: return "connect_rejected";
     case FailureClass::kPermission: return "permission";
+    case FailureClass::kHostResources: return "host_resources";
     case FailureClass::kUnknown: return "unknown";
   }
   return "unknown";
@@ -279,6 +410,11 @@ Diagnosis explain_connect_failure(const ConnectFacts& f) {
     return done(make(FailureClass::kModuleMissing,
                      "/dev/nvme-fabrics is missing: the nvme-fabrics module is not loaded",
                      "'modprobe nvme-fabrics' and load the RDMA transport ('modprobe rnvme')"));
+  if (auto r = from_record(f)) {
+    r->evidence.push_back(fmt::format("rnvme.ko attempt {}: stage={} cause={}", f.record->get("id"),
+                                      f.record->stage(), f.record->cause()));
+    return done(std::move(*r));
+  }
   if (auto k = from_kernel_lines(f)) return done(std::move(*k));
 
   switch (f.err) {

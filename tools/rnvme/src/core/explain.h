@@ -2,11 +2,13 @@
 // into a likely cause and a fix. Pure: every fact is gathered by the caller.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/attempt.h"
 #include "core/hostid.h"
 #include "core/options.h"
 #include "core/rdma.h"
@@ -28,6 +30,7 @@ enum class FailureClass {
   kTargetRejected,   // CM reject with an NVMe-RDMA status (resources, queue sizes)
   kConnectRejected,  // Fabrics Connect failed without a more specific message
   kPermission,
+  kHostResources,    // the host's RDMA device could not create a queue
   kUnknown,
 };
 std::string_view failure_class_name(FailureClass c);  // snake_case, stable (JSON "class")
@@ -47,6 +50,8 @@ struct ConnectFacts {
   ConnectOptions opts;
   int err = 0;                      // errno of the failed write (or open)
   std::vector<std::string> kernel;  // messages logged during the attempt
+  std::optional<AttemptRecord> record;  // rnvme.ko's record of this very attempt, if any
+  double seconds = 0;               // how long the attempt took
   EnvironmentFacts env;
 };
 
@@ -55,6 +60,7 @@ struct Diagnosis {
   std::string cause;
   std::string fix;
   std::vector<std::string> evidence;
+  std::map<std::string, std::string> record;  // the module record the diagnosis rests on
 };
 
 Diagnosis explain_connect_failure(const ConnectFacts& facts);

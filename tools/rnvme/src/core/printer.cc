@@ -187,6 +187,7 @@ json to_json(const Error& e) {
             {"cause", str_or_null(e.cause)},
             {"fix", str_or_null(e.fix)},
             {"evidence", e.evidence},
+            {"record", e.record.empty() ? json(nullptr) : json(e.record)},
             {"errno", e.sys_errno ? json(e.sys_errno) : json(nullptr)},
             {"exit_code", exit_code(e.code)}}}};
 }
@@ -326,6 +327,11 @@ void Printer::print_error(const Error& e) {
   if (!e.reason.empty()) fmt::print(err_, "  reason: {}\n", e.reason);
   if (!e.cause.empty()) fmt::print(err_, "  cause: {}\n", e.cause);
   if (!e.fix.empty()) fmt::print(err_, "  fix:   {}\n", e.fix);
+  if (!e.record.empty()) {
+    std::string kv;
+    for (const auto& [k, v] : e.record) kv += fmt::format(" {}={}", k, v);
+    fmt::print(err_, "  module record:{}\n", kv);
+  }
   if (!e.evidence.empty()) {
     fmt::print(err_, "  evidence:\n");
     for (const auto& l : e.evidence) fmt::print(err_, "    {}\n", l);

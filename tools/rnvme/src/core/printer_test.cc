@@ -117,6 +117,7 @@ TEST(Printer, ErrorTextAndJson) {
   e.reason = "wrong_port";
   e.sys_errno = 104;
   e.evidence = {"nvme nvme0: Connect rejected: status 8 (invalid service ID)."};
+  e.record = {{"stage", "cm"}, {"cause", "no-listener"}, {"qid", "0"}};
   std::ostringstream out, err;
   Printer(Format::kText, out, err).print_error(e);
   expect_golden("error.txt", err.str());
@@ -127,7 +128,12 @@ TEST(Printer, ErrorTextAndJson) {
   EXPECT_EQ(j["error"]["reason"], "wrong_port");
   EXPECT_EQ(j["error"]["errno"], 104);
   EXPECT_EQ(j["error"]["exit_code"], 4);
+  EXPECT_EQ(j["error"]["record"]["cause"], "no-listener");
   expect_golden("error.json", err2.str());
+  e.record.clear();  // no record (in-tree nvme_rdma): null, and no text line
+  std::ostringstream out3, err3;
+  Printer(Format::kJson, out3, err3).print_error(e);
+  EXPECT_TRUE(nlohmann::json::parse(err3.str())["error"]["record"].is_null());
 }
 
 TEST(Printer, HostCheckText) {

@@ -1,6 +1,7 @@
 // Errors as values. Only main() turns an Error into an exit code and stderr text.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <variant>
@@ -28,6 +29,7 @@ struct Error {
   std::vector<std::string> evidence;  // kernel lines and checks that led to the cause
   int sys_errno = 0;                // errno of the failing system call, 0 if none
   std::string reason;               // stable snake_case class of a connect failure, or empty
+  std::map<std::string, std::string> record;  // the module's attempt record (keys), if any
 };
 
 template <typename T>
