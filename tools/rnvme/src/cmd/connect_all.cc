@@ -82,7 +82,16 @@ void connect_from_discovery(Context& ctx, const ConfigEntry& disc, ConnectAllOut
 Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
   std::vector<ConfigEntry> discovery;  // discovery controllers to ask
   std::vector<ConfigEntry> direct;     // subsystems to connect as configured
-  if (!args.opts.traddr.empty()) {
+  if (!args.event.empty()) {
+    auto e = parse_event_instance(args.event);
+    if (!e) return e.error();
+    ConnectOptions tmpl = args.opts;  // host identity and tunables from the command line
+    tmpl.transport = e->opts.transport;
+    tmpl.traddr = e->opts.traddr;
+    tmpl.trsvcid = e->opts.trsvcid;
+    tmpl.nqn = e->opts.nqn;
+    discovery.push_back({e->source, tmpl});
+  } else if (!args.opts.traddr.empty()) {
     ConfigEntry e{"command line", args.opts};
     if (e.opts.nqn.empty()) e.opts.nqn = std::string(kDiscoveryNqn);
     discovery.push_back(std::move(e));
@@ -153,6 +162,9 @@ Action setup_connect_all(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--discovery-conf", args->discovery_conf, "discovery controllers, one per line")
       ->capture_default_str();
+  sub.add_option("--event", args->event,
+                 "TRADDR_TRSVCID of a discovery controller whose log changed (udev, "
+                 "rnvme-connect@.service)");
   sub.add_option("--lock-file", args->lock_file,
                  "serializes connect-all runs (udev, boot unit, admin); '' for none")
       ->capture_default_str();

@@ -162,4 +162,24 @@ Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::s
   return out;
 }
 
+Result<ConfigEntry> parse_event_instance(std::string_view instance) {
+  const size_t sep = instance.rfind('_');
+  if (sep == std::string_view::npos || sep == 0 || sep + 1 == instance.size())
+    return make_error(ErrorCode::kUsage,
+                      fmt::format("--event '{}': expected TRADDR_TRSVCID (e.g. 192.0.2.2_4420)",
+                                  instance));
+  ConfigEntry e;
+  e.source = fmt::format("discovery change event {}", instance);
+  e.opts.transport = "rdma";
+  e.opts.traddr = std::string(instance.substr(0, sep));
+  e.opts.trsvcid = std::string(instance.substr(sep + 1));
+  e.opts.nqn = std::string(kDiscoveryNqn);
+  if (auto st = validate(e.opts); !st) {
+    Error err = st.error();
+    err.message = fmt::format("--event '{}': {}", instance, err.message);
+    return err;
+  }
+  return e;
+}
+
 }  // namespace rnvme

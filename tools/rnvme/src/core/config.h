@@ -25,6 +25,10 @@ Status parse_argument_line(std::string_view line, ConnectOptions& opts);
 // Lines: blank and '#' lines skipped. A bad line is an error naming its number.
 Result<std::vector<ConfigEntry>> parse_discovery_conf(std::string_view text, std::string_view name);
 
+// The instance of rnvme-connect@.service, "TRADDR_TRSVCID" (udev's NVME_TRADDR and
+// NVME_TRSVCID joined by '_'; IPv6 addresses have no '_'), as a discovery controller to ask.
+Result<ConfigEntry> parse_event_instance(std::string_view instance);
+
 // The top level is nvme-cli's array of hosts (an object with "hosts" is accepted too). Ports of a
 // transport other than rdma are returned as well; callers decide what to skip.
 Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::string_view name);

@@ -92,3 +92,29 @@ TEST(ConfigJson, Errors) {
 
 }  // namespace
 }  // namespace rnvme
+
+namespace rnvme {
+namespace {
+
+TEST(EventInstance, TraddrAndPortOfTheDiscoveryController) {
+  auto e = parse_event_instance("192.0.2.2_4420");
+  ASSERT_TRUE(e) << e.error().message;
+  EXPECT_EQ(e->opts.traddr, "192.0.2.2");
+  EXPECT_EQ(e->opts.trsvcid, "4420");
+  EXPECT_TRUE(e->opts.is_discovery());
+  auto v6 = parse_event_instance("fd00::2_8009");
+  ASSERT_TRUE(v6) << v6.error().message;
+  EXPECT_EQ(v6->opts.traddr, "fd00::2");
+  EXPECT_EQ(v6->opts.trsvcid, "8009");
+}
+
+TEST(EventInstance, MalformedIsAUsageError) {
+  for (const char* bad : {"", "192.0.2.2", "_4420", "192.0.2.2_", "192.0.2.2_port"}) {
+    auto e = parse_event_instance(bad);
+    ASSERT_FALSE(e) << bad;
+    EXPECT_EQ(e.error().code, ErrorCode::kUsage) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace rnvme

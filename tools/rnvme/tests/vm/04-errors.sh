@@ -1,6 +1,7 @@
 #!/bin/bash
 # rnvme-tool 04-errors: each class of connect failure gets its own reason, cause and fix, and
-# its documented exit code: wrong NQN, wrong port, no RDMA device for the source address,
+# its documented exit code (and, with rnvme.ko, the module's record of the attempt; more of
+# those in 07-causes): wrong NQN, wrong port, no RDMA device for the source address,
 # unreachable target, bad option value, a host NQN in use with another host ID, transport not
 # loaded; and what must not fail: Debian's default hostnqn/hostid pair, an NQN like 'testnqn'.
 set -uo pipefail
@@ -12,10 +13,12 @@ set_host_identity
 base=(connect --transport "$TRANSPORT" --traddr "$TGT_IP4")
 
 expect_failure "wrong NQN" 4 wrong_nqn "${base[@]}" --trsvcid "$TGT_PORT" --nqn nqn.2014-08.org.nvmexpress.rnvme:nope
+expect_record fabrics-connect subsystem-not-found
 check "no controller left behind (wrong NQN)" wait_for 30 fx_no_fabrics_ctrls
 
 t=$(now_ns)
 expect_failure "wrong port (nothing listens on 4499)" 4 wrong_port "${base[@]}" --trsvcid 4499 --nqn "$TEST_NQN"
+expect_record cm no-listener
 diag "wrong port answered in $(secs_since "$t") s"
 
 # A local address on a netdev without an RDMA device.
@@ -27,6 +30,7 @@ ip link del rnvdummy0 2>/dev/null
 # On the fabric's subnet, but nobody answers (no neighbour entry resolves).
 expect_failure "unreachable target address" 4 unreachable \
 	connect --transport "$TRANSPORT" --traddr 192.0.2.99 --trsvcid "$TGT_PORT" --nqn "$TEST_NQN"
+expect_record address no-neighbour
 check "no controller left behind" wait_for 30 fx_no_fabrics_ctrls
 
 expect_failure "bad option value (queue size 8)" 2 bad_option "${base[@]}" --nqn "$TEST_NQN" --queue-size 8

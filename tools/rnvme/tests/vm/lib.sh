@@ -67,6 +67,22 @@ expect_failure() {
 	fi
 }
 
+# expect_record STAGE CAUSE: a test point; the last run's JSON error carries rnvme.ko's record of
+# the attempt with that stage and cause (read by key). Only rnvme.ko writes records.
+expect_record() {
+	local got
+	if [ "$HOST_DRIVER" != rnvme ]; then
+		tap_skip "records are rnvme.ko's (HOST_DRIVER=$HOST_DRIVER)" "module record stage=$1 cause=$2"
+		return
+	fi
+	got=$(jq -r '"\(.error.record.stage // "none")/\(.error.record.cause // "none")"' "$R_ERR" 2>/dev/null)
+	if [ "$got" = "$1/$2" ]; then
+		ok "module record: stage=$1 cause=$2 (pid $(jq -r .error.record.pid "$R_ERR"))"
+	else
+		not_ok "module record: stage=$1 cause=$2" "got $got" "$(dmesg | grep 'rnvme: attempt' | tail -n 3)"
+	fi
+}
+
 # set_host_identity [HOSTID]: a consistent /etc/nvme pair (the guest's /etc is a tmpfs overlay),
 # or a deliberately different HOSTID.
 set_host_identity() {
