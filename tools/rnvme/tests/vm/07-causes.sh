@@ -43,11 +43,18 @@ expect_cause() {
 fx_target_up --nqn "$ALLOW_NQN" --port 1 || bail "third subsystem"
 echo 0 > "$NVMET_CFS/subsystems/$ALLOW_NQN/attr_allow_any_host"
 expect_cause "host NQN not on the allow-list" fabrics-connect host-not-allowed "${base[@]}" --nqn "$ALLOW_NQN"
-# The route to 198.51.100.2 leaves through a dummy netdev, which has no RDMA device.
-ip link add rnvdummy0 type dummy && ip addr add 198.51.100.1/24 dev rnvdummy0 && ip link set rnvdummy0 up
-expect_cause "no RDMA device on the route" address no-rdma-device \
-	connect --transport "$TRANSPORT" --traddr 198.51.100.2 --trsvcid "$TGT_PORT" --nqn "$TEST_NQN"
-ip link del rnvdummy0 2>/dev/null
+# The route to 198.51.100.2 leaves through a veth with no RDMA device; the peer end, in its own
+# network namespace, answers ARP (a veth pair: the debug kernel has no dummy netdevs).
+if ip netns add rnvns && ip link add rnvx0 type veth peer name rnvx1 netns rnvns &&
+	ip addr add 198.51.100.1/24 dev rnvx0 && ip -n rnvns addr add 198.51.100.2/24 dev rnvx1 &&
+	ip -n rnvns link set rnvx1 up && ip link set rnvx0 up; then
+	expect_cause "no RDMA device on the route" address no-rdma-device \
+		connect --transport "$TRANSPORT" --traddr 198.51.100.2 --trsvcid "$TGT_PORT" --nqn "$TEST_NQN"
+else
+	not_ok "a veth pair without an RDMA device for the no-RDMA-device case"
+fi
+ip link del rnvx0 2>/dev/null
+ip netns del rnvns 2>/dev/null
 check "no controller left behind by the refusals" wait_for 30 fx_no_fabrics_ctrls
 
 # A target that refuses the I/O queues' size in its CM reject (rnvme-hostile-target).

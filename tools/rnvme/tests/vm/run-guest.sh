@@ -11,6 +11,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${RESULTS:-/results}/rnvme-tool
 mkdir -p "$out"
 pass=0 fail=0 skip=0
+# On the debug kernel: KASAN, lockdep and kmemleak over all the tool's suites (a no-op elsewhere).
+fx_sanitizer_baseline
+fx_dmesg_mark "rnvme-tool-suites"
+gate_mark=$FX_DMESG_MARK
 for suite in "$here"/[0-9][0-9]-*.sh; do
 	name=$(basename "$suite" .sh)
 	if [ -n "${RNVME_TOOL_SUITES:-}" ]; then
@@ -32,5 +36,10 @@ for suite in "$here"/[0-9][0-9]-*.sh; do
 	pass=$((pass + p - s)) fail=$((fail + f)) skip=$((skip + s))
 	fx_cleanup_all > "$out/$name.teardown.log" 2>&1
 done
+gate=$(fx_sanitizer_gate "rnvme-tool suites" "$gate_mark")
+case $? in
+0) echo "$gate" | tee "$out/sanitizer-gate.tap"; pass=$((pass + 1)) ;;
+1) echo "$gate" | tee "$out/sanitizer-gate.tap"; fail=$((fail + 1)) ;;
+esac
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
