@@ -114,6 +114,20 @@ if [ -n "$tools_deb" ] && [ -r "$tools_deb" ]; then
 	else
 		not_ok "rnvme-tools ships the rnvme(8) man page"
 	fi
+	for u in lib/systemd/system/rnvme-autoconnect.service 'lib/systemd/system/rnvme-connect@.service' \
+		lib/udev/rules.d/71-rnvme-autoconnect.rules; do
+		if has "$tl" "^-rw-r--r-- \./$u\$"; then ok "rnvme-tools ships /$u"; else
+			not_ok "rnvme-tools ships /$u"; fi
+	done
+	# enabled on install, never started by it (dh_installsystemd --no-start)
+	postinst=$(dpkg-deb --ctrl-tarfile "$tools_deb" | tar -xO ./postinst 2>/dev/null)
+	if printf '%s\n' "$postinst" | grep -q 'deb-systemd-helper.*enable.*rnvme-autoconnect.service' &&
+		! printf '%s\n' "$postinst" | grep -q 'deb-systemd-invoke.*start'; then
+		ok "postinst enables rnvme-autoconnect.service and starts nothing"
+	else
+		not_ok "postinst enables rnvme-autoconnect.service and starts nothing" \
+			"postinst: $(printf '%s\n' "$postinst" | head -n 40)"
+	fi
 	mkdir -p "$work/tools"
 	dpkg-deb -x "$tools_deb" "$work/tools"
 	if "$work/tools/usr/sbin/rnvme" --help >/dev/null 2>&1; then ok "packaged rnvme --help runs"; else
