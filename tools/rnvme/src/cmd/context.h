@@ -35,6 +35,9 @@ struct Context {
   std::function<std::array<uint8_t, 16>()> random;
   bool dry_run = false;
   int verbose = 0;
+  // A command's exit status when it succeeded but has something to report (doctor: 1 on a
+  // warning, 2 on a failure); errors keep their own codes.
+  int exit_status = 0;
 };
 
 // Netlink inventory (sysfs when netlink is unavailable) plus the sysfs-only details.
