@@ -562,7 +562,9 @@ void check_host(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
       continue;
     }
     for (const HostProblem* p : mine) {
-      Severity sev = p->fatal ? Severity::kFail : Severity::kWarn;
+      // A missing file is a warning (the kernel has a default host; connect goes ahead), an
+      // unusable one a failure.
+      Severity sev = p->fatal && p->kind != HostProblem::kMissing ? Severity::kFail : Severity::kWarn;
       std::string why;
       switch (p->kind) {
         case HostProblem::kMissing:
@@ -583,7 +585,12 @@ void check_host(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
           why = "the kernel refuses the connect with this value (EINVAL), or rnvme connect stops before it";
           break;
       }
-      out.push_back(bad(sev, part.id, part.source, p->problem, why, p->fix));
+      // hostid.cc's fix for a host ID taken from the host NQN is "nothing to do" (for connect);
+      // the doctor warns, so it gives the command that makes the ID explicit.
+      std::string fix = p->kind == HostProblem::kMissing && !part.value.empty()
+                            ? fmt::format("echo {} > {}", part.value, part.source)
+                            : p->fix;
+      out.push_back(bad(sev, part.id, part.source, p->problem, why, fix));
     }
   }
   for (const auto& p : hc.problems)

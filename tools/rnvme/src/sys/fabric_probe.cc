@@ -133,6 +133,7 @@ RouteFacts LibnlFabricProbe::route_to(const std::string& dst) {
   rtmsg rtm{};
   rtm.rtm_family = static_cast<unsigned char>(family);
   rtm.rtm_dst_len = family == AF_INET ? 32 : 128;
+  rtm.rtm_flags = RTM_F_LOOKUP_TABLE;  // report the table the lookup used, not "main"
   nlmsg_append(msg.get(), &rtm, sizeof rtm, NLMSG_ALIGNTO);
   nla_put(msg.get(), RTA_DST, family == AF_INET ? 4 : 16, addr.data());
   Reply r = transact(msg.get(), [&](nlmsghdr* h) {

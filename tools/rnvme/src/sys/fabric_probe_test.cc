@@ -1,1 +1,125 @@
+#include "sys/fabric_probe.h"
+
 #include <gtest/gtest.h>
+#include <linux/dcbnl.h>
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+
+#include <cstring>
+#include <memory>
+
+namespace rnvme {
+namespace {
+
+struct MsgDeleter {
+  void operator()(nl_msg* m) const { nlmsg_free(m); }
+};
+using Msg = std::unique_ptr<nl_msg, MsgDeleter>;
+
+// An RTM_GETDCB reply to DCB_CMD_IEEE_GET laid out as net/dcb/dcbnl.c (dcbnl_ieee_fill) sends it:
+// dcbmsg, IFNAME, IEEE { ETS, PFC, APP_TABLE { APP... } }, DCBX.
+Msg dcb_reply(bool with_ieee) {
+  Msg m(nlmsg_alloc_simple(RTM_GETDCB, 0));
+  dcbmsg dm{};
+  dm.dcb_family = AF_UNSPEC;
+  dm.cmd = DCB_CMD_IEEE_GET;
+  nlmsg_append(m.get(), &dm, sizeof dm, NLMSG_ALIGNTO);
+  nla_put_string(m.get(), DCB_ATTR_IFNAME, "ens1f0np0");
+  if (with_ieee) {
+    nlattr* ieee = nla_nest_start(m.get(), DCB_ATTR_IEEE);
+    ieee_ets ets{};
+    ets.ets_cap = 8;
+    const uint8_t prio_tc[8] = {1, 0, 2, 3, 4, 5, 6, 7};
+    const uint8_t bw[8] = {10, 10, 10, 40, 10, 10, 5, 5};
+    for (int i = 0; i < 8; i++) {
+      ets.prio_tc[i] = prio_tc[i];
+      ets.tc_tx_bw[i] = bw[i];
+      ets.tc_tsa[i] = IEEE_8021QAZ_TSA_ETS;
+    }
+    nla_put(m.get(), DCB_ATTR_IEEE_ETS, sizeof ets, &ets);
+    ieee_pfc pfc{};
+    pfc.pfc_cap = 8;
+    pfc.pfc_en = 0x08;
+    nla_put(m.get(), DCB_ATTR_IEEE_PFC, sizeof pfc, &pfc);
+    nlattr* apps = nla_nest_start(m.get(), DCB_ATTR_IEEE_APP_TABLE);
+    for (auto [sel, prio, proto] : {std::tuple{5, 3, 26}, std::tuple{5, 6, 48}, std::tuple{1, 4, 0x8915}}) {
+      dcb_app a{};
+      a.selector = static_cast<uint8_t>(sel);
+      a.priority = static_cast<uint8_t>(prio);
+      a.protocol = static_cast<uint16_t>(proto);
+      nla_put(m.get(), DCB_ATTR_IEEE_APP, sizeof a, &a);
+    }
+    nla_nest_end(m.get(), apps);
+    nla_nest_end(m.get(), ieee);
+  }
+  nla_put_u8(m.get(), DCB_ATTR_DCBX, DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE);
+  return m;
+}
+
+TEST(FabricProbe, ParsesAnIeeeDcbReply) {
+  Msg m = dcb_reply(true);
+  DcbState d = parse_dcb_ieee_reply(nlmsg_hdr(m.get()));
+  EXPECT_EQ(d.support, DcbState::kPresent);
+  EXPECT_TRUE(d.has_pfc);
+  EXPECT_EQ(d.pfc_cap, 8);
+  EXPECT_EQ(d.pfc_en, 0x08);
+  ASSERT_TRUE(d.has_ets);
+  EXPECT_EQ(d.prio_tc, (std::array<int, 8>{1, 0, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(d.tc_bw[3], 40);
+  EXPECT_EQ(d.tc_tsa[0], IEEE_8021QAZ_TSA_ETS);
+  ASSERT_EQ(d.apps.size(), 3u);
+  EXPECT_EQ(d.apps[0].selector, 5);
+  EXPECT_EQ(d.apps[0].priority, 3);
+  EXPECT_EQ(d.apps[0].protocol, 26);
+  EXPECT_EQ(d.apps[2].protocol, 0x8915);  // RoCE v1's ethertype
+  EXPECT_EQ(d.dcbx, DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE);
+  // Through the mapping the doctor applies: tos 104 is DSCP 26, priority 3, which has PFC.
+  auto mp = map_tos(d, 104);
+  ASSERT_TRUE(mp.priority);
+  EXPECT_EQ(*mp.priority, 3);
+}
+
+TEST(FabricProbe, DcbReplyWithoutIeeeIsPresentButEmpty) {
+  Msg m = dcb_reply(false);
+  DcbState d = parse_dcb_ieee_reply(nlmsg_hdr(m.get()));
+  EXPECT_EQ(d.support, DcbState::kPresent);
+  EXPECT_FALSE(d.has_pfc);
+  EXPECT_FALSE(d.has_ets);
+  EXPECT_TRUE(d.apps.empty());
+}
+
+TEST(FabricProbe, NudStateNames) {
+  EXPECT_EQ(nud_state_name(NUD_REACHABLE), "REACHABLE");
+  EXPECT_EQ(nud_state_name(NUD_PERMANENT), "PERMANENT");
+  EXPECT_EQ(nud_state_name(NUD_FAILED), "FAILED");
+  EXPECT_EQ(nud_state_name(NUD_INCOMPLETE), "INCOMPLETE");
+  EXPECT_EQ(nud_state_name(0), "NONE");
+}
+
+TEST(FabricProbe, FakeDefaultsAreNoRouteAndNoDcb) {
+  FakeFabricProbe p;
+  auto r = p.route_to("198.51.100.1");
+  EXPECT_FALSE(r.found);
+  EXPECT_EQ(r.err, 101);
+  EXPECT_EQ(p.dcb("eth0").support, DcbState::kAbsent);
+  EXPECT_EQ(p.neighbour_state("eth0", "198.51.100.1"), "");
+}
+
+// The real adapter against this machine's kernel: an address that is not one is refused before
+// any netlink traffic, and the loopback address routes through lo.
+TEST(FabricProbe, LibnlRouteLookup) {
+  LibnlFabricProbe p;
+  auto bad = p.route_to("not-an-ip");
+  EXPECT_FALSE(bad.found);
+  EXPECT_EQ(bad.err, EINVAL);
+  auto lo = p.route_to("127.0.0.1");
+  if (!lo.found && !lo.error.empty() && lo.err == 0) GTEST_SKIP() << "no route netlink here: " << lo.error;
+  EXPECT_TRUE(lo.found) << lo.error;
+  EXPECT_EQ(lo.oif, "lo");
+  EXPECT_TRUE(lo.local);
+}
+
+}  // namespace
+}  // namespace rnvme
