@@ -635,10 +635,61 @@ TEST(DoctorFixtures, BnxtReLosslessIsAllOk) {
   EXPECT_EQ(one(run_doctor_checks(s), "lossless.tos").severity, Severity::kFail);
 }
 
+// Recorded by VM suite 06-doctor on its healthy Soft-RoCE setup; the faults it then makes,
+// applied to the recording.
+TEST(DoctorFixtures, RecordedSoftRoceVmIsHealthyAndEachFaultIsNamed) {
+  const auto base = fixture("softroce-vm.json");
+  ASSERT_TRUE(has(base.source, "Recorded in the VM"));
+  auto r = run_doctor_checks(base);
+  EXPECT_EQ(r.exit_status(), 0) << problems(r);
+  EXPECT_TRUE(has(one(r, "target.route").seen, "dev veth0 src 192.0.2.1 (table 100)"));
+  EXPECT_TRUE(has(one(r, "queues.budget", "rxe0").seen, "rxe0 allows")) << one(r, "queues.budget", "rxe0").seen;
+
+  auto s = base;  // veth0 at MTU 1000: rxe0 follows to 512
+  s.devices[0].ports[0].netdev_mtu = 1000;
+  s.devices[0].ports[0].active_mtu = 512;
+  EXPECT_EQ(one(run_doctor_checks(s), "rdma.mtu", "rxe0/1").severity, Severity::kWarn);
+  s = base;  // rdma link delete rxe0
+  s.devices.erase(s.devices.begin());
+  EXPECT_EQ(one(run_doctor_checks(s), "target.rdma_netdev").severity, Severity::kFail);
+  s = base;
+  s.modules.nvme_rdma_loaded = true;
+  EXPECT_EQ(one(run_doctor_checks(s), "module.conflict").severity, Severity::kFail);
+  s = base;
+  s.host.hostid.reset();
+  EXPECT_EQ(run_doctor_checks(s).exit_status(), 1);
+  s.host.hostid = "12345";
+  EXPECT_EQ(one(run_doctor_checks(s), "host.hostid").severity, Severity::kFail);
+  s = base;
+  s.tos = 96;
+  EXPECT_EQ(one(run_doctor_checks(s), "lossless.tos", "veth0").severity, Severity::kWarn);
+}
+
+// Every id the checks emit has its entry in Documentation/doctor-checks.rst.
+TEST(DoctorDocs, EveryCheckIdIsDocumented) {
+  std::ifstream in(std::string(RNVME_TESTDATA_DIR) + "/../../../Documentation/doctor-checks.rst");
+  ASSERT_TRUE(in.good());
+  std::stringstream doc;
+  doc << in.rdbuf();
+  std::set<std::string> ids;
+  auto collect = [&](const DoctorSnapshot& s) {
+    for (const auto& c : run_doctor_checks(s).checks) ids.insert(c.id);
+  };
+  for (const char* f : {"softroce-vm.json", "mlx5-connectx5-lossless.json", "mlx5-connectx5-default-tos.json",
+                        "e810-irdma-dscp-partial.json", "bnxt-re-lossless.json"})
+    collect(fixture(f));
+  auto s = softroce();
+  s.host.hostid = "11111111-2222-4333-8444-555555555555";  // host.consistency
+  collect(s);
+  EXPECT_GE(ids.size(), 23u);
+  for (const auto& id : ids) EXPECT_TRUE(has(doc.str(), "\n" + id + "\n   **What**")) << id << " is not documented";
+}
+
 // ------------------------------------------------------------------ snapshot JSON and rendering
 
 TEST(DoctorSnapshotJson, RoundTrips) {
-  for (const char* f : {"mlx5-connectx5-lossless.json", "e810-irdma-dscp-partial.json", "bnxt-re-lossless.json"}) {
+  for (const char* f : {"softroce-vm.json", "mlx5-connectx5-lossless.json", "e810-irdma-dscp-partial.json",
+                        "bnxt-re-lossless.json"}) {
     auto s = fixture(f);
     auto j = snapshot_to_json(s);
     auto back = snapshot_from_json(j);
