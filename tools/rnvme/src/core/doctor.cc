@@ -116,7 +116,13 @@ TosMapping map_tos(const DcbState& dcb, int tos) {
     m.how = "no DCB on the netdev: no priority mapping to read";
     return m;
   }
-  bool dscp_trust = false;
+  const bool trust_reported = !dcb.trust.empty();
+  if (trust_reported && std::find(dcb.trust.begin(), dcb.trust.end(), 5) == dcb.trust.end()) {
+    m.priority = 0;
+    m.how = "the trust table does not include DSCP: untagged RoCE frames land on priority 0";
+    return m;
+  }
+  bool dscp_trust = trust_reported;
   for (const auto& a : dcb.apps) {
     if (a.selector != 5) continue;  // IEEE_8021QAZ_APP_SEL_DSCP
     dscp_trust = true;
@@ -133,8 +139,8 @@ TosMapping map_tos(const DcbState& dcb, int tos) {
     return m;
   }
   m.priority = 0;
-  m.how = "PCP trust (no DSCP entries in the APP table): untagged RoCE frames carry no PCP and "
-          "land on priority 0";
+  m.how = "PCP trust (no DSCP entries in the APP table, no trust table): untagged RoCE frames "
+          "carry no PCP and land on priority 0";
   return m;
 }
 
@@ -439,11 +445,16 @@ void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
     // DCB present.
     int dscp_entries = 0;
     for (const auto& a : dcb.apps) dscp_entries += a.selector == 5;
+    std::string trust;
+    for (int t : dcb.trust)
+      trust += (trust.empty() ? "" : ",") + (t == 5 ? std::string("DSCP") : t == 255 ? std::string("PCP")
+                                                                                      : std::to_string(t));
     out.push_back(ok("lossless.dcb", name,
                      fmt::format("DCB present: PFC on priorities {}, trust {} ({} DSCP entries in the APP "
                                  "table){}",
                                  dcb.has_pfc ? prio_list(dcb.pfc_en) : "unknown",
-                                 dscp_entries ? "DSCP" : "PCP", dscp_entries,
+                                 !trust.empty() ? trust + " (trust table)" : dscp_entries ? "DSCP" : "PCP",
+                                 dscp_entries,
                                  dcb.dcbx >= 0 ? fmt::format(", DCBX mode {:#x}", dcb.dcbx) : "")));
     if (dcb.has_pfc && dcb.pfc_en == 0)
       out.push_back(bad(Severity::kWarn, "lossless.pfc", name, "PFC is off on every priority",
@@ -728,13 +739,9 @@ void check_queues(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
   // plus the admin queue (32 entries).  Each queue: one QP, one CQ (shared from the CQ pool for
   // interrupt-driven queues), one MR per queue entry.
   int granted = 0;
-  std::string ctrl;
   if (s.target)
     for (const auto& c : q.controllers)
-      if (c.traddr == s.target->traddr && c.queue_count > 1) {
-        granted = c.queue_count - 1;
-        ctrl = c.name;
-      }
+      if (c.traddr == s.target->traddr && c.queue_count > 1) granted = c.queue_count - 1;
   const int io = granted ? std::min(granted, q.online_cpus) : q.online_cpus;
   const int qps = io + 1, cqs = io + 1, mrs = io * 128 + 32;
   const std::string ask =

@@ -59,6 +59,10 @@ struct DcbState {
   std::array<int, 8> tc_tsa{};   // IEEE_8021QAZ_TSA_*: 0 strict, 2 ETS, 255 vendor
   std::array<int, 8> tc_bw{};    // ETS bandwidth percent per traffic class
   std::vector<DcbApp> apps;      // the APP table (DSCP -> priority entries among them)
+  // The trust table (DCB_ATTR_DCB_APP_TRUST_TABLE, Linux 6.3+, drivers with getapptrust):
+  // selectors the port classifies by, in precedence order (5 DSCP, 255 PCP); empty: not
+  // reported, then trust is inferred from the APP table.
+  std::vector<int> trust;
   int dcbx = -1;                 // DCB_ATTR_DCBX bits, -1 unknown
 };
 

@@ -26,7 +26,7 @@ json dcb_json(const DcbState& d) {
   json apps = json::array();
   for (const auto& a : d.apps)
     apps.push_back({{"selector", a.selector}, {"priority", a.priority}, {"protocol", a.protocol}});
-  json j = {{"support", support}, {"error", d.error}, {"apps", apps}, {"dcbx", d.dcbx}};
+  json j = {{"support", support}, {"error", d.error}, {"apps", apps}, {"dcbx", d.dcbx}, {"trust", d.trust}};
   if (d.has_pfc) j["pfc"] = {{"cap", d.pfc_cap}, {"enabled", d.pfc_en}};
   if (d.has_ets) j["ets"] = {{"prio_tc", d.prio_tc}, {"tc_tsa", d.tc_tsa}, {"tc_bw", d.tc_bw}};
   return j;
@@ -41,6 +41,7 @@ DcbState dcb_from(const json& j) {
                                     : DcbState::kUnknown;
   get(j, "error", d.error);
   get(j, "dcbx", d.dcbx);
+  get(j, "trust", d.trust);
   if (auto it = j.find("pfc"); it != j.end()) {
     d.has_pfc = true;
     get(*it, "cap", d.pfc_cap);

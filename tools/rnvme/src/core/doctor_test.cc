@@ -342,6 +342,23 @@ TEST(DoctorLossless, MapTosThroughTheDscpAppTable) {
   EXPECT_FALSE(map_tos(d, 106).priority);
 }
 
+TEST(DoctorLossless, MapTosFollowsTheTrustTable) {
+  DcbState d;
+  d.support = DcbState::kPresent;
+  d.apps = {{5, 3, 26}};
+  d.trust = {255};  // PCP only: the DSCP entries are not used
+  auto m = map_tos(d, 104);
+  ASSERT_TRUE(m.priority);
+  EXPECT_EQ(*m.priority, 0);
+  EXPECT_TRUE(has(m.how, "trust table does not include DSCP"));
+  d.trust = {5, 255};
+  m = map_tos(d, 104);
+  ASSERT_TRUE(m.priority);
+  EXPECT_EQ(*m.priority, 3);
+  d.apps.clear();  // DSCP trusted but not mapped
+  EXPECT_FALSE(map_tos(d, 104).priority);
+}
+
 TEST(DoctorLossless, TosWithoutDcbWarnsAndSaysWhatItCannotKnow) {
   auto s = softroce();
   s.tos = 96;

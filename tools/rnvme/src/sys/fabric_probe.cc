@@ -198,8 +198,9 @@ DcbState parse_dcb_ieee_reply(const nlmsghdr* h) {
   d.support = DcbState::kPresent;
   if (tb[DCB_ATTR_DCBX] && nla_len(tb[DCB_ATTR_DCBX]) >= 1) d.dcbx = nla_get_u8(tb[DCB_ATTR_DCBX]);
   if (!tb[DCB_ATTR_IEEE]) return d;
-  std::array<nlattr*, DCB_ATTR_IEEE_MAX + 1> ie{};
-  if (nla_parse_nested(ie.data(), DCB_ATTR_IEEE_MAX, tb[DCB_ATTR_IEEE], nullptr) < 0) return d;
+  // Parsed up to the trust table, which older <linux/dcbnl.h> do not name.
+  std::array<nlattr*, kDcbAttrTrustTable + 1> ie{};
+  if (nla_parse_nested(ie.data(), kDcbAttrTrustTable, tb[DCB_ATTR_IEEE], nullptr) < 0) return d;
   if (nlattr* a = ie[DCB_ATTR_IEEE_PFC]; a && nla_len(a) >= 2) {
     // pfc_cap and pfc_en are the first two bytes of struct ieee_pfc.
     const auto* b = static_cast<const uint8_t*>(nla_data(a));
@@ -223,6 +224,12 @@ DcbState parse_dcb_ieee_reply(const nlmsghdr* h) {
       dcb_app app;
       std::memcpy(&app, nla_data(a), sizeof app);
       d.apps.push_back({app.selector, app.priority, app.protocol});
+    });
+  }
+  if (nlattr* t = ie[kDcbAttrTrustTable]) {
+    // One u8 selector per entry, typed DCB_ATTR_IEEE_APP (1) or DCB_ATTR_DCB_APP (2, PCP).
+    for_each_nested(t, [&](nlattr* a) {
+      if ((nla_type(a) == 1 || nla_type(a) == 2) && nla_len(a) >= 1) d.trust.push_back(nla_get_u8(a));
     });
   }
   return d;

@@ -69,6 +69,8 @@ class FakeFabricProbe final : public FabricProbe {
 // Parsers of the kernel's replies, separate so tests feed them messages built byte by byte.
 // `h` is one RTM_GETDCB reply (struct dcbmsg + attributes).
 DcbState parse_dcb_ieee_reply(const nlmsghdr* h);
+// DCB_ATTR_DCB_APP_TRUST_TABLE of enum ieee_attrs (Linux 6.3+), numbered here for older headers.
+inline constexpr int kDcbAttrTrustTable = 11;
 // The name of a NUD_* state bit ("REACHABLE"...).
 std::string nud_state_name(int state);
 

@@ -52,6 +52,11 @@ Msg dcb_reply(bool with_ieee) {
       nla_put(m.get(), DCB_ATTR_IEEE_APP, sizeof a, &a);
     }
     nla_nest_end(m.get(), apps);
+    // The trust table as dcbnl_ieee_fill_trust sends it: DSCP first, then PCP (DCB_ATTR_DCB_APP).
+    nlattr* trust = nla_nest_start(m.get(), kDcbAttrTrustTable);
+    nla_put_u8(m.get(), 1, 5);
+    nla_put_u8(m.get(), 2, 255);
+    nla_nest_end(m.get(), trust);
     nla_nest_end(m.get(), ieee);
   }
   nla_put_u8(m.get(), DCB_ATTR_DCBX, DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE);
@@ -75,6 +80,7 @@ TEST(FabricProbe, ParsesAnIeeeDcbReply) {
   EXPECT_EQ(d.apps[0].protocol, 26);
   EXPECT_EQ(d.apps[2].protocol, 0x8915);  // RoCE v1's ethertype
   EXPECT_EQ(d.dcbx, DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE);
+  EXPECT_EQ(d.trust, (std::vector<int>{5, 255}));
   // Through the mapping the doctor applies: tos 104 is DSCP 26, priority 3, which has PFC.
   auto mp = map_tos(d, 104);
   ASSERT_TRUE(mp.priority);
@@ -88,6 +94,7 @@ TEST(FabricProbe, DcbReplyWithoutIeeeIsPresentButEmpty) {
   EXPECT_FALSE(d.has_pfc);
   EXPECT_FALSE(d.has_ets);
   EXPECT_TRUE(d.apps.empty());
+  EXPECT_TRUE(d.trust.empty());
 }
 
 TEST(FabricProbe, NudStateNames) {

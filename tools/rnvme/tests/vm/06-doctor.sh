@@ -55,6 +55,12 @@ expect_json "Soft-RoCE is reported, DCB absent on veth0 is not a fault" \
 expect_json "rnvme serves rdma; every check group ran" \
 	'([.checks[] | select(.id == "module.transport" and (.seen | test("rnvme serves")))] | length == 1) and
 	 ([.checks[].id | split(".")[0]] | unique) == ["host", "lossless", "module", "queues", "rdma", "target"]'
+doctor --traddr "$TGT_IP6"
+if [ "$R_RC" = 0 ] && jq -e '[.checks[] | select(.id == "target.source_gid" and (.seen | test("RoCE v2, IPv6")))] | length == 1' "$R_OUT" >/dev/null; then
+	ok "IPv6 target $TGT_IP6: exit 0, the source GID is RoCE v2, IPv6"
+else
+	not_ok "IPv6 target $TGT_IP6: exit 0, the source GID is RoCE v2, IPv6" "$(show_run)"
+fi
 # A recorded snapshot of this host (a unit-test fixture: testdata/doctor/softroce-vm.json).
 rn doctor --traddr "$TGT_IP4" --dump-snapshot
 if [ "$R_RC" = 0 ] && jq -e '.devices | length == 2' "$R_OUT" >/dev/null; then
@@ -102,6 +108,17 @@ set_host_identity
 
 doctor --traddr 198.51.100.7
 expect_fault "unreachable target 198.51.100.7 (no route)" 2 target.route fail
+
+# An on-link address whose neighbour resolution failed (set as the kernel leaves it after
+# unanswered ARP probes; both veths carry 192.0.2.0/24).
+if ip neigh replace 192.0.2.77 dev veth0 nud failed && ip neigh replace 192.0.2.77 dev veth1 nud failed; then
+	doctor --traddr 192.0.2.77
+	expect_fault "unreachable target 192.0.2.77 (neighbour FAILED)" 2 target.reachable fail
+	ip neigh del 192.0.2.77 dev veth0 2>/dev/null
+	ip neigh del 192.0.2.77 dev veth1 2>/dev/null
+else
+	tap_skip "ip neigh ... nud failed refused" "unreachable target (neighbour FAILED)"
+fi
 
 doctor --traddr "$TGT_IP4" --tos 96
 expect_fault "tos 96 on veth0 (DCB absent: no PFC priority)" 1 lossless.tos warn
