@@ -381,7 +381,8 @@ void check_target(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
 void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
   for (const auto& name : lossless_netdevs(s)) {
     const NetdevFacts* nd = netdev(s, name);
-    if (!nd) continue;
+    // A netdev without RDMA carries no RoCE: target.rdma_netdev has said so already.
+    if (!nd || ports_on(s, name).empty()) continue;
     const DcbState& dcb = nd->dcb;
     const bool soft = soft_roce_on(s, name);
     // The ToS the connection will use: --tos, else rdma_cm's default_roce_tos of the port, else 0.
@@ -450,11 +451,11 @@ void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
       trust += (trust.empty() ? "" : ",") + (t == 5 ? std::string("DSCP") : t == 255 ? std::string("PCP")
                                                                                       : std::to_string(t));
     out.push_back(ok("lossless.dcb", name,
-                     fmt::format("DCB present: PFC on priorities {}, trust {} ({} DSCP entries in the APP "
+                     fmt::format("DCB present: PFC on priorities {}, trust {} ({} DSCP entr{} in the APP "
                                  "table){}",
                                  dcb.has_pfc ? prio_list(dcb.pfc_en) : "unknown",
                                  !trust.empty() ? trust + " (trust table)" : dscp_entries ? "DSCP" : "PCP",
-                                 dscp_entries,
+                                 dscp_entries, dscp_entries == 1 ? "y" : "ies",
                                  dcb.dcbx >= 0 ? fmt::format(", DCBX mode {:#x}", dcb.dcbx) : "")));
     if (dcb.has_pfc && dcb.pfc_en == 0)
       out.push_back(bad(Severity::kWarn, "lossless.pfc", name, "PFC is off on every priority",

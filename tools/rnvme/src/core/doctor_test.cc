@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/printer.h"
+#include "testing/test_env.h"
 
 namespace rnvme {
 namespace {
@@ -266,6 +267,7 @@ TEST(DoctorTarget, RouteNetdevWithoutRdmaDeviceFails) {
   EXPECT_EQ(c.severity, Severity::kFail);
   EXPECT_TRUE(has(c.fix, "rnvme rdma link add rxe0 type rxe netdev veth0")) << c.fix;
   EXPECT_EQ(one(r, "target.source_gid").severity, Severity::kFail);
+  EXPECT_TRUE(all(r, "lossless.dcb").empty()) << "no RoCE on veth0: its DCB does not matter";
   expect_actionable(r);
 }
 
@@ -724,6 +726,16 @@ TEST(DoctorSnapshotJson, BadTypesAreAnError) {
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(has(r.error().message, "bad doctor snapshot"));
   EXPECT_FALSE(snapshot_from_json(nlohmann::json::array()).ok());
+}
+
+// The whole rendering of one fixture, text and JSON, against reviewed golden files.
+TEST(DoctorPrinter, GoldenE810) {
+  DoctorReport r = run_doctor_checks(fixture("e810-irdma-dscp-partial.json"));
+  std::ostringstream out, err, jout;
+  Printer(Format::kText, out, err).print(r);
+  testing::expect_golden("doctor-e810.txt", out.str());
+  Printer(Format::kJson, jout, err).print(r);
+  testing::expect_golden("doctor-e810.json", jout.str());
 }
 
 TEST(DoctorPrinter, TextAndJsonFromOneReport) {
