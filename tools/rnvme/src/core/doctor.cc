@@ -655,14 +655,19 @@ void check_modules(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
     out.push_back(bad(Severity::kFail, "module.transport", "rdma",
                       fmt::format("nothing serves \"rdma\" and {} blocks the in-tree nvme_rdma", m.block_file),
                       "a -t rdma connect fails: nvme-fabrics finds no transport",
-                      "modprobe rnvme"));
+                      rnvme_installed ? "modprobe rnvme"
+                                      : "insmod <path>/rnvme.ko, or install it for this kernel (make "
+                                        "install, or the rnvme-dkms package) and modprobe rnvme"));
   } else {
     out.push_back(bad(Severity::kWarn, "module.transport", "rdma",
                       "nothing serves \"rdma\" and no modprobe.d redirect: the first connect loads the "
                       "in-tree nvme_rdma",
                       "nvme-fabrics calls request_module(\"nvme-rdma\"), which loads the in-tree driver "
                       "unless /etc/modprobe.d redirects it",
-                      "modprobe rnvme"));
+                      rnvme_installed ? "modprobe rnvme"
+                                      : "install rnvme for this kernel (the rnvme-dkms package, or make "
+                                        "install and install -m 0644 tools/packaging/modprobe.d/rnvme.conf "
+                                        "/etc/modprobe.d/), then modprobe rnvme"));
   }
 
   if (m.rnvme_loaded && m.nvme_rdma_loaded) {

@@ -541,6 +541,9 @@ TEST(DoctorModules, NothingLoaded) {
   s.modules.rnvme_loaded = false;
   // The test harness's block file and no rnvme: connects find no transport.
   EXPECT_EQ(one(run_doctor_checks(s), "module.transport").severity, Severity::kFail);
+  EXPECT_TRUE(has(one(run_doctor_checks(s), "module.transport").fix, "rnvme-dkms")) << "not installed: modprobe cannot";
+  s.modules.kernels[0].rnvme_module = "/lib/modules/6.1.0-56-amd64/updates/dkms/rnvme.ko";
+  EXPECT_EQ(one(run_doctor_checks(s), "module.transport").fix, "modprobe rnvme");
   s.modules.block_file.clear();
   EXPECT_EQ(one(run_doctor_checks(s), "module.transport").severity, Severity::kWarn);
   s.modules.redirect_file = "/etc/modprobe.d/rnvme.conf";
