@@ -197,7 +197,8 @@ DoctorSnapshot gather_doctor_snapshot(Context& ctx, FabricProbe& probe, const Do
       if (c.transport == "pcie") continue;
       s.host_in_use.push_back({c.name, c.hostnqn, c.hostid});
       if (c.transport == "rdma")
-        s.queues.controllers.push_back({c.name, c.traddr, c.queue_count.value_or(0), c.sqsize.value_or(0)});
+        s.queues.controllers.push_back(
+            {c.name, c.traddr, c.trsvcid, c.queue_count.value_or(0), c.sqsize.value_or(0)});
     }
   s.modules = read_modules(ctx);
   s.queues.online_cpus = count_cpu_list(read_trim(ctx.fs, "/sys/devices/system/cpu/online"));

@@ -129,6 +129,23 @@ TEST(DoctorCmd, FaultsSetTheExitStatus) {
   }
 }
 
+TEST(DoctorCmd, ExistingControllersGiveGrantedQueuesAndIdentitiesInUse) {
+  DoctorEnv env;
+  add_controller(env.fs, "nvme0", "nvme-subsys0", kSubnqn, "rdma", "192.168.50.10", "4420");
+  add_controller(env.fs, "nvme3", "nvme-subsys3", "nqn.2014.08.org.nvmexpress:8086", "pcie", "", "");
+  DoctorArgs a;
+  a.traddr = "192.168.50.10";
+  auto s = gather_doctor_snapshot(env.ctx, env.probe, a);
+  ASSERT_EQ(s.queues.controllers.size(), 1u) << "PCIe has no queues to budget";
+  EXPECT_EQ(s.queues.controllers[0].queue_count, 3);
+  EXPECT_EQ(s.queues.controllers[0].trsvcid, "4420");
+  ASSERT_EQ(s.host_in_use.size(), 1u);
+  EXPECT_EQ(s.host_in_use[0].controller, "nvme0");
+  auto j = env.run(a);
+  EXPECT_TRUE(has((*check(j, "queues.budget", "rxe0"))["seen"], "(192.168.50.10 granted 2)"));
+  EXPECT_EQ((*check(j, "host.in_use"))["severity"], "ok");
+}
+
 TEST(DoctorCmd, DcbAndEcnComeFromTheProbeAndSysfs) {
   DoctorEnv env;
   DcbState d;

@@ -747,7 +747,9 @@ void check_queues(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
   int granted = 0;
   if (s.target)
     for (const auto& c : q.controllers)
-      if (c.traddr == s.target->traddr && c.queue_count > 1) granted = c.queue_count - 1;
+      if (c.traddr == s.target->traddr && (c.trsvcid.empty() || c.trsvcid == s.target->trsvcid) &&
+          c.queue_count > 1)
+        granted = c.queue_count - 1;
   const int io = granted ? std::min(granted, q.online_cpus) : q.online_cpus;
   const int qps = io + 1, cqs = io + 1, mrs = io * 128 + 32;
   const std::string ask =

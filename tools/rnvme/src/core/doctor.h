@@ -127,6 +127,7 @@ struct DeviceLimits {
 struct ControllerQueues {
   std::string name;         // nvme0
   std::string traddr;
+  std::string trsvcid;
   int queue_count = 0;      // admin + I/O queues granted
   int sqsize = 0;
 };

@@ -125,7 +125,7 @@ json snapshot_to_json(const DoctorSnapshot& s) {
                  {"used_qp", l.used_qp}, {"used_cq", l.used_cq}, {"used_mr", l.used_mr}};
   json ctrls = json::array();
   for (const auto& c : s.queues.controllers)
-    ctrls.push_back({{"name", c.name}, {"traddr", c.traddr}, {"queue_count", c.queue_count},
+    ctrls.push_back({{"name", c.name}, {"traddr", c.traddr}, {"trsvcid", c.trsvcid}, {"queue_count", c.queue_count},
                      {"sqsize", c.sqsize}});
   json roce_tos = json::object();
   for (const auto& [k, v] : s.default_roce_tos) roce_tos[k] = v;
@@ -275,6 +275,7 @@ Result<DoctorSnapshot> snapshot_from_json(const json& j) {
           ControllerQueues cq;
           get(cj, "name", cq.name);
           get(cj, "traddr", cq.traddr);
+          get(cj, "trsvcid", cq.trsvcid);
           get(cj, "queue_count", cq.queue_count);
           get(cj, "sqsize", cq.sqsize);
           s.queues.controllers.push_back(cq);

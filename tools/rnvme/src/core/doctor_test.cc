@@ -592,7 +592,8 @@ TEST(DoctorQueues, DeviceShortOfQpsFails) {
 TEST(DoctorQueues, GrantedQueuesAndUnknownLimits) {
   auto s = softroce();
   s.queues.online_cpus = 16;
-  s.queues.controllers.push_back({"nvme0", "192.0.2.2", 5, 127});
+  s.queues.controllers.push_back({"nvme1", "192.0.2.2", "4421", 9, 127});  // another port: not this target
+  s.queues.controllers.push_back({"nvme0", "192.0.2.2", "4420", 5, 127});
   DoctorCheck c = one(run_doctor_checks(s), "queues.budget", "rxe0");
   EXPECT_EQ(c.severity, Severity::kOk);
   EXPECT_TRUE(has(c.seen, "16 CPUs online: a default connect asks for 16 I/O queues (192.0.2.2 granted 4); it "
