@@ -5,7 +5,6 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "cmd/commands.h"
@@ -221,9 +220,9 @@ Status run_doctor(Context& ctx, FabricProbe& probe, const DoctorArgs& args) {
 
   DoctorSnapshot snap;
   if (!args.snapshot_file.empty()) {
-    std::ifstream in(args.snapshot_file);
-    if (!in) return make_error(ErrorCode::kNotFound, fmt::format("cannot read {}", args.snapshot_file));
-    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    auto text = ctx.fs.read(args.snapshot_file);
+    if (!text) return text.error();
+    nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
     if (j.is_discarded()) return make_error(ErrorCode::kUsage, fmt::format("{}: not JSON", args.snapshot_file));
     auto parsed = snapshot_from_json(j);
     if (!parsed) return parsed.error();

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "cmd/commands.h"
 #include "core/doctor.h"
 #include "sys/fabric_probe.h"
@@ -192,7 +195,11 @@ TEST(DoctorCmd, BadArgumentsAreUsageErrors) {
 TEST(DoctorCmd, ChecksARecordedSnapshot) {
   DoctorEnv env;
   DoctorArgs a;
-  a.snapshot_file = std::string(RNVME_TESTDATA_DIR) + "/doctor/mlx5-connectx5-default-tos.json";
+  std::ifstream in(std::string(RNVME_TESTDATA_DIR) + "/doctor/mlx5-connectx5-default-tos.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  env.fs.add("/tmp/mlx5.json", text.str());
+  a.snapshot_file = "/tmp/mlx5.json";
   auto j = env.run(a);
   EXPECT_EQ(env.ctx.exit_status, 2);
   EXPECT_EQ((*check(j, "lossless.tos", "ens1f0np0"))["severity"], "fail");
@@ -200,6 +207,12 @@ TEST(DoctorCmd, ChecksARecordedSnapshot) {
   auto st = run_doctor(env.ctx, env.probe, a);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kNotFound);
+  env.fs.add("/tmp/bad.json", "{ not json");
+  a.snapshot_file = "/tmp/bad.json";
+  st = run_doctor(env.ctx, env.probe, a);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kUsage);
+  EXPECT_TRUE(has(st.error().message, "/tmp/bad.json: not JSON"));
 }
 
 TEST(DoctorCmd, DumpSnapshotRoundTripsThroughSnapshot) {
