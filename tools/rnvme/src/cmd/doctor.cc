@@ -169,6 +169,9 @@ DoctorSnapshot gather_doctor_snapshot(Context& ctx, FabricProbe& probe, const Do
       const std::string tos =
           fmt::format("/sys/kernel/config/rdma_cm/{}/ports/{}/default_roce_tos", d.name, p.index);
       if (auto v = parse_int(read_trim(ctx.fs, tos))) s.default_roce_tos[fmt::format("{}/{}", d.name, p.index)] = *v;
+      const std::string mode =
+          read_trim(ctx.fs, fmt::format("/sys/kernel/config/rdma_cm/{}/ports/{}/default_roce_mode", d.name, p.index));
+      if (!mode.empty()) s.default_roce_mode[fmt::format("{}/{}", d.name, p.index)] = mode;
     }
     s.queues.limits[d.name] = probe.device_limits(d);
   }

@@ -65,7 +65,11 @@ TEST(DoctorCmd, GathersTheHostThroughTheAdapters) {
   DoctorEnv env;
   DoctorArgs a;
   a.traddr = "192.168.50.10";
+  env.fs.add("/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos", "106\n");
+  env.fs.add("/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_mode", "RoCE v2\n");
   DoctorSnapshot s = gather_doctor_snapshot(env.ctx, env.probe, a);
+  EXPECT_EQ(s.default_roce_tos, (std::map<std::string, int>{{"rxe0/1", 106}}));
+  EXPECT_EQ(s.default_roce_mode, (std::map<std::string, std::string>{{"rxe0/1", "RoCE v2"}}));
   ASSERT_EQ(s.devices.size(), 1u);
   EXPECT_TRUE(s.software_device["rxe0"]);
   EXPECT_EQ(s.devices[0].ports[0].active_mtu, 1024);

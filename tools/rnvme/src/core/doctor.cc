@@ -323,19 +323,45 @@ void check_target(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
   } else if (auto m = find_gid(s.devices, r.src)) {
     port = m->port;
     const bool v4 = r.src.find(':') == std::string::npos;
-    const std::string type = gid_type_name(m->gid->type, m->port->link_layer);
+    // The CM takes the GID of the source address whose type is the port's default_roce_mode
+    // (rdma_cm configfs; RoCE v2 unless changed).
+    const std::string key = fmt::format("{}/{}", m->device->name, m->port->index);
+    auto mode_it = s.default_roce_mode.find(key);
+    const std::string mode = mode_it != s.default_roce_mode.end() ? mode_it->second : "RoCE v2";
+    const std::string mode_note =
+        mode_it != s.default_roce_mode.end() ? fmt::format("; rdma_cm default_roce_mode {}", mode) : "";
+    const RdmaGid* g = m->gid;
+    if (m->port->link_layer != "InfiniBand")
+      for (const auto& e : m->port->gids)
+        if (e.gid == m->gid->gid && e.type == mode) g = &e;
+    const std::string type = gid_type_name(g->type, m->port->link_layer);
+    const std::string configfs =
+        fmt::format("mkdir -p /sys/kernel/config/rdma_cm/{0} && echo \"{{}}\" > "
+                    "/sys/kernel/config/rdma_cm/{0}/ports/{1}/default_roce_mode",
+                    m->device->name, m->port->index);
     const std::string seen =
-        fmt::format("source {} is GID index {} of {}/{} ({}, {}, netdev {})", r.src, m->gid->index,
-                    m->device->name, m->port->index, type.empty() ? "type unknown" : type,
-                    v4 ? "IPv4-mapped" : "IPv6", m->gid->ndev.empty() ? "-" : m->gid->ndev);
-    if (m->gid->type == "RoCE v2" || m->port->link_layer == "InfiniBand") {
+        fmt::format("source {} is GID index {} of {} ({}, {}, netdev {}){}", r.src, g->index, key,
+                    type.empty() ? "type unknown" : type, v4 ? "IPv4-mapped" : "IPv6",
+                    g->ndev.empty() ? "-" : g->ndev, mode_note);
+    if (m->port->link_layer == "InfiniBand" || (g->type == mode && mode == "RoCE v2")) {
       out.push_back(ok("target.source_gid", subj, seen));
+    } else if (g->type == mode) {
+      out.push_back(bad(Severity::kWarn, "target.source_gid", subj, seen,
+                        "the CM uses RoCE v1, which is not routable (no IP header): it works only inside "
+                        "one L2 domain",
+                        fmt::format(fmt::runtime(configfs), "RoCE v2")));
     } else {
-      out.push_back(bad(Severity::kWarn, "target.source_gid", subj, seen + "; no RoCE v2 GID",
-                        "RoCE v1 is not routable (no IP header): it works only inside one L2 domain, and "
-                        "the RDMA CM uses RoCE v2 by default",
-                        fmt::format("enable RoCE v2 on {} (mlx5: cma_roce_mode -d {} -p {} -m 2)",
-                                    m->device->name, m->device->name, m->port->index)));
+      out.push_back(bad(Severity::kFail, "target.source_gid", subj,
+                        fmt::format("source {} has only a {} GID (index {} of {}) and the RDMA CM looks for "
+                                    "a {} one{}",
+                                    r.src, type, g->index, key, mode, mode_note),
+                        "the RDMA CM finds no GID of its type for the source address and the connect fails "
+                        "(address resolution: ENODEV)",
+                        mode == "RoCE v2"
+                            ? fmt::format("enable RoCE v2 on {} (its firmware/driver setting); only inside one "
+                                          "L2 domain: {}",
+                                          m->device->name, fmt::format(fmt::runtime(configfs), "IB/RoCE v1"))
+                            : fmt::format(fmt::runtime(configfs), "RoCE v2")));
     }
   } else {
     out.push_back(bad(Severity::kFail, "target.source_gid", subj,

@@ -148,6 +148,7 @@ struct DoctorSnapshot {
   std::optional<TargetFacts> target;
   std::optional<int> tos;                        // --tos given to the doctor (as connect would)
   std::map<std::string, int> default_roce_tos;   // "rxe0/1" -> rdma_cm configfs default_roce_tos
+  std::map<std::string, std::string> default_roce_mode;  // "rxe0/1" -> "RoCE v2" / "IB/RoCE v1"
   HostIdentityInput host;
   std::vector<HostInUse> host_in_use;
   ModuleFacts modules;

@@ -129,6 +129,8 @@ json snapshot_to_json(const DoctorSnapshot& s) {
                      {"sqsize", c.sqsize}});
   json roce_tos = json::object();
   for (const auto& [k, v] : s.default_roce_tos) roce_tos[k] = v;
+  json roce_mode = json::object();
+  for (const auto& [k, v] : s.default_roce_mode) roce_mode[k] = v;
   return {{"source", s.source},
           {"devices_known", s.devices_known},
           {"devices_error", s.devices_error},
@@ -137,6 +139,7 @@ json snapshot_to_json(const DoctorSnapshot& s) {
           {"target", target},
           {"tos", s.tos ? json(*s.tos) : json(nullptr)},
           {"default_roce_tos", roce_tos},
+          {"default_roce_mode", roce_mode},
           {"host", {{"hostnqn", opt_str(s.host.hostnqn)}, {"hostid", opt_str(s.host.hostid)},
                     {"hostnqn_source", s.host.hostnqn_source}, {"hostid_source", s.host.hostid_source},
                     {"in_use", in_use}}},
@@ -222,6 +225,8 @@ Result<DoctorSnapshot> snapshot_from_json(const json& j) {
     if (auto it = j.find("tos"); it != j.end() && !it->is_null()) s.tos = it->get<int>();
     if (auto it = j.find("default_roce_tos"); it != j.end())
       for (const auto& [k, v] : it->items()) s.default_roce_tos[k] = v.get<int>();
+    if (auto it = j.find("default_roce_mode"); it != j.end())
+      for (const auto& [k, v] : it->items()) s.default_roce_mode[k] = v.get<std::string>();
     if (auto h = j.find("host"); h != j.end()) {
       if (auto v = h->find("hostnqn"); v != h->end() && !v->is_null()) s.host.hostnqn = v->get<std::string>();
       if (auto v = h->find("hostid"); v != h->end() && !v->is_null()) s.host.hostid = v->get<std::string>();

@@ -278,12 +278,32 @@ TEST(DoctorTarget, HardwareNetdevWithoutRdmaNamesTheDrivers) {
   EXPECT_TRUE(has(one(run_doctor_checks(s), "target.rdma_netdev").fix, "mlx5_ib, irdma, bnxt_re"));
 }
 
-TEST(DoctorTarget, OnlyARoceV1GidWarns) {
+TEST(DoctorTarget, OnlyARoceV1GidFailsUnderTheDefaultRoceMode) {
   auto s = softroce();
   s.devices[0].ports[0].gids[1].type = "IB/RoCE v1";
-  const DoctorCheck c = one(run_doctor_checks(s), "target.source_gid");
+  DoctorCheck c = one(run_doctor_checks(s), "target.source_gid");
+  EXPECT_EQ(c.severity, Severity::kFail);
+  EXPECT_TRUE(has(c.seen, "has only a RoCE v1 GID (index 1 of rxe0/1) and the RDMA CM looks for a RoCE v2 one")) << c.seen;
+  // With the CM set to RoCE v1 it connects, inside one L2 domain only.
+  s.default_roce_mode["rxe0/1"] = "IB/RoCE v1";
+  c = one(run_doctor_checks(s), "target.source_gid");
   EXPECT_EQ(c.severity, Severity::kWarn);
-  EXPECT_TRUE(has(c.seen, "RoCE v1"));
+  EXPECT_TRUE(has(c.seen, "rdma_cm default_roce_mode IB/RoCE v1"));
+  EXPECT_EQ(c.fix, "mkdir -p /sys/kernel/config/rdma_cm/rxe0 && echo \"RoCE v2\" > "
+                   "/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_mode");
+}
+
+TEST(DoctorTarget, TheCmPicksTheGidOfItsRoceMode) {
+  auto s = softroce();
+  // Both types for the address, as mlx5 lists them; the CM set to v1 takes the v1 entry.
+  s.devices[0].ports[0].gids.push_back({2, *gid_for_address("192.0.2.1"), "IB/RoCE v1", "veth0"});
+  DoctorCheck c = one(run_doctor_checks(s), "target.source_gid");
+  EXPECT_EQ(c.severity, Severity::kOk);
+  EXPECT_TRUE(has(c.seen, "GID index 1 of rxe0/1 (RoCE v2")) << c.seen;
+  s.default_roce_mode["rxe0/1"] = "IB/RoCE v1";
+  c = one(run_doctor_checks(s), "target.source_gid");
+  EXPECT_EQ(c.severity, Severity::kWarn);
+  EXPECT_TRUE(has(c.seen, "GID index 2 of rxe0/1 (RoCE v1")) << c.seen;
 }
 
 TEST(DoctorTarget, SourceAddressWithoutGidFails) {
