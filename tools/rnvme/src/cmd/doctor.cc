@@ -51,6 +51,12 @@ NetdevFacts read_netdev(Context& ctx, FabricProbe& probe, const std::string& nam
   n.operstate = read_trim(ctx.fs, dir + "/operstate");
   n.software = !ctx.fs.exists(dir + "/device");
   n.dcb = probe.dcb(name);
+  VlanFacts v = probe.vlan(name);
+  if (v.is_vlan) {
+    n.vlan_of = v.lower;
+    n.vlan_id = v.id;
+    n.egress_qos = v.egress_qos;
+  }
   // mlx5 (MLNX_OFED) exposes RoCE ECN per priority: ecn/roce_np/enable/<prio>, ecn/roce_rp/...
   for (auto [sub, map] : {std::pair{"roce_np", &n.ecn_np}, std::pair{"roce_rp", &n.ecn_rp}}) {
     const std::string edir = fmt::format("{}/ecn/{}/enable", dir, sub);
@@ -190,6 +196,11 @@ DoctorSnapshot gather_doctor_snapshot(Context& ctx, FabricProbe& probe, const Do
     }
     s.target = t;
   }
+  // A VLAN's real device carries the DCB that applies to it.
+  std::vector<std::string> lowers;
+  for (const auto& [name, n] : s.netdevs)
+    if (!n.vlan_of.empty() && !s.netdevs.count(n.vlan_of)) lowers.push_back(n.vlan_of);
+  for (const auto& l : lowers) s.netdevs[l] = read_netdev(ctx, probe, l);
   s.tos = args.tos;
   if (auto r = ctx.fs.read(std::string(kHostnqnPath))) s.host.hostnqn = *r;
   if (auto r = ctx.fs.read(std::string(kHostidPath))) s.host.hostid = *r;

@@ -153,6 +153,23 @@ TEST(DoctorCmd, ExistingControllersGiveGrantedQueuesAndIdentitiesInUse) {
   EXPECT_EQ((*check(j, "host.in_use"))["severity"], "ok");
 }
 
+TEST(DoctorCmd, AVlanRouteReadsTheVlanAndItsRealDevice) {
+  DoctorEnv env;
+  env.fs.add("/sys/class/net/eth0.100/mtu", "1500\n");
+  env.probe.vlans["eth0.100"] = VlanFacts{true, "eth0", 100, {{0, 3}}};
+  RouteFacts r = env.probe.routes["192.168.50.10"];
+  r.oif = "eth0.100";
+  env.probe.routes["10.100.0.10"] = r;
+  DoctorArgs a;
+  a.traddr = "10.100.0.10";
+  auto s = gather_doctor_snapshot(env.ctx, env.probe, a);
+  ASSERT_TRUE(s.netdevs.count("eth0.100"));
+  EXPECT_EQ(s.netdevs["eth0.100"].vlan_of, "eth0");
+  EXPECT_EQ(s.netdevs["eth0.100"].vlan_id, 100);
+  EXPECT_EQ(s.netdevs["eth0.100"].egress_qos, (std::map<int, int>{{0, 3}}));
+  EXPECT_TRUE(s.netdevs.count("eth0"));
+}
+
 TEST(DoctorCmd, DcbAndEcnComeFromTheProbeAndSysfs) {
   DoctorEnv env;
   DcbState d;

@@ -109,7 +109,31 @@ Severity DoctorReport::worst() const {
   return w;
 }
 
-TosMapping map_tos(const DcbState& dcb, int tos) {
+int tos_to_skb_priority(int tos) {
+  // TC_PRIO_BESTEFFORT 0, BULK 2, INTERACTIVE_BULK 4, INTERACTIVE 6, per pair of IPTOS_TOS bits.
+  static const int kTos2Prio[16] = {0, 0, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4};
+  return kTos2Prio[(tos & 0x1e) >> 1];
+}
+
+namespace {
+
+// PCP trust: what priority frames get without DSCP classification.
+void pcp_priority(TosMapping& m, int tos, const std::map<int, int>* vlan_egress, std::string_view why) {
+  if (!vlan_egress) {
+    m.priority = 0;
+    m.how = fmt::format("{}: untagged RoCE frames carry no PCP and land on priority 0", why);
+    return;
+  }
+  const int skb = tos_to_skb_priority(tos);
+  auto it = vlan_egress->find(skb);
+  m.priority = it == vlan_egress->end() ? 0 : it->second & 7;
+  m.how = fmt::format("{}: the VLAN's egress-qos-map gives skb priority {} (of tos {}) PCP {}{}", why, skb,
+                      tos, *m.priority, it == vlan_egress->end() ? " (unmapped)" : "");
+}
+
+}  // namespace
+
+TosMapping map_tos(const DcbState& dcb, int tos, const std::map<int, int>* vlan_egress) {
   TosMapping m;
   m.dscp = (tos >> 2) & 0x3f;
   if (dcb.support != DcbState::kPresent) {
@@ -118,8 +142,7 @@ TosMapping map_tos(const DcbState& dcb, int tos) {
   }
   const bool trust_reported = !dcb.trust.empty();
   if (trust_reported && std::find(dcb.trust.begin(), dcb.trust.end(), 5) == dcb.trust.end()) {
-    m.priority = 0;
-    m.how = "the trust table does not include DSCP: untagged RoCE frames land on priority 0";
+    pcp_priority(m, tos, vlan_egress, "the trust table does not include DSCP");
     return m;
   }
   bool dscp_trust = trust_reported;
@@ -138,9 +161,7 @@ TosMapping map_tos(const DcbState& dcb, int tos) {
                         m.dscp, m.dscp / 8);
     return m;
   }
-  m.priority = 0;
-  m.how = "PCP trust (no DSCP entries in the APP table, no trust table): untagged RoCE frames "
-          "carry no PCP and land on priority 0";
+  pcp_priority(m, tos, vlan_egress, "PCP trust (no DSCP entries in the APP table, no trust table)");
   return m;
 }
 
@@ -409,7 +430,11 @@ void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
     const NetdevFacts* nd = netdev(s, name);
     // A netdev without RDMA carries no RoCE: target.rdma_netdev has said so already.
     if (!nd || ports_on(s, name).empty()) continue;
-    const DcbState& dcb = nd->dcb;
+    // A VLAN has no DCB of its own: its real device's applies (and its ECN switches).
+    const NetdevFacts* real = nd->vlan_of.empty() ? nd : netdev(s, nd->vlan_of);
+    if (!real) real = nd;
+    const DcbState& dcb = real->dcb;
+    const std::string via = real != nd ? fmt::format(" (VLAN {} of {})", nd->vlan_id, real->name) : "";
     const bool soft = soft_roce_on(s, name);
     // The ToS the connection will use: --tos, else rdma_cm's default_roce_tos of the port, else 0.
     int tos = 0;
@@ -427,7 +452,7 @@ void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
         }
       }
     }
-    const TosMapping m = map_tos(dcb, tos);
+    const TosMapping m = map_tos(dcb, tos, nd->vlan_of.empty() ? nullptr : &nd->egress_qos);
 
     if (dcb.support == DcbState::kAbsent) {
       if (soft)
@@ -454,7 +479,7 @@ void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
                           fmt::format("configure DCB on the RoCE NIC (dcb pfc set dev {} prio-pfc 3:on; "
                                       "dcb app add dev {} dscp-prio {}:3), or drop tos= if no lossless "
                                       "class is meant",
-                                      name, name, m.dscp)));
+                                      real->name, real->name, m.dscp)));
       else
         out.push_back(ok("lossless.tos", name,
                          fmt::format("{}: DSCP {}; no DCB on {}, nothing maps it to a priority", tos_from,
@@ -477,8 +502,9 @@ void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
       trust += (trust.empty() ? "" : ",") + (t == 5 ? std::string("DSCP") : t == 255 ? std::string("PCP")
                                                                                       : std::to_string(t));
     out.push_back(ok("lossless.dcb", name,
-                     fmt::format("DCB present: PFC on priorities {}, trust {} ({} DSCP entr{} in the APP "
+                     fmt::format("DCB present{}: PFC on priorities {}, trust {} ({} DSCP entr{} in the APP "
                                  "table){}",
+                                 via,
                                  dcb.has_pfc ? prio_list(dcb.pfc_en) : "unknown",
                                  !trust.empty() ? trust + " (trust table)" : dscp_entries ? "DSCP" : "PCP",
                                  dscp_entries, dscp_entries == 1 ? "y" : "ies",
@@ -489,7 +515,7 @@ void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
                         "NIC and the switches run ECN congestion control end to end",
                         fmt::format("dcb pfc set dev {} prio-pfc 3:on   (and the same priority on the switch "
                                     "ports)",
-                                    name)));
+                                    real->name)));
     else
       out.push_back(ok("lossless.pfc", name,
                        dcb.has_pfc ? fmt::format("PFC on priorities {} (capable of {} classes)",
@@ -512,7 +538,7 @@ void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
                           fmt::format("{} has PFC but an ETS class with 0% bandwidth", join(starved)),
                           "a lossless class with no ETS share is served only when the others are idle: "
                           "storage traffic starves under load and PFC pauses spread",
-                          fmt::format("dcb ets set dev {} tc-bw <give the RoCE class e.g. 50>", name)));
+                          fmt::format("dcb ets set dev {} tc-bw <give the RoCE class e.g. 50>", real->name)));
       else
         out.push_back(ok("lossless.ets", name, tcs.empty() ? "ETS: strict priority or vendor TSA only"
                                                            : "ETS bandwidth: " + join(tcs)));
@@ -527,7 +553,7 @@ void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
                         "the priority of the storage traffic cannot be read, so PFC for it cannot be "
                         "confirmed",
                         fmt::format("map the DSCP explicitly: dcb app add dev {} dscp-prio {}:<PFC priority>",
-                                    name, m.dscp)));
+                                    real->name, m.dscp)));
     } else if (dcb.pfc_en & (1u << *m.priority)) {
       out.push_back(ok("lossless.tos", name, seen + ", which has PFC"));
     } else {
@@ -545,14 +571,22 @@ void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
           fmt::format("{}, which has no PFC (PFC on {})", seen, prio_list(dcb.pfc_en)),
           "the storage traffic runs in a lossy class while the fabric is set up lossless for another "
           "one: under congestion its packets are dropped and each drop costs a retransmission timeout",
-          pfc_prio >= 0 ? fmt::format("{}map it: dcb app add dev {} dscp-prio {}:{}", good, name, m.dscp, pfc_prio)
-                        : fmt::format("dcb pfc set dev {} prio-pfc {}:on", name, *m.priority)));
+          pfc_prio < 0 ? fmt::format("dcb pfc set dev {} prio-pfc {}:on", real->name, *m.priority)
+          : !good.empty() || dscp_entries
+              ? fmt::format("{}map it: dcb app add dev {} dscp-prio {}:{}", good, real->name, m.dscp, pfc_prio)
+          : !nd->vlan_of.empty()
+              ? fmt::format("give the connection's skb priority the PCP of priority {}: ip link set dev {} type "
+                            "vlan egress-qos-map {}:{}",
+                            pfc_prio, name, tos_to_skb_priority(tos), pfc_prio)
+              : fmt::format("untagged frames cannot carry priority {}: send through a VLAN with egress-qos-map "
+                            "{}:{}, or classify by DSCP: dcb app add dev {} dscp-prio {}:{}",
+                            pfc_prio, tos_to_skb_priority(tos), pfc_prio, real->name, m.dscp, pfc_prio)));
     }
 
     // ECN (DCQCN) where the device exposes it.
-    if (nd->ecn_np.empty() && nd->ecn_rp.empty()) {
+    if (real->ecn_np.empty() && real->ecn_rp.empty()) {
       out.push_back(ok("lossless.ecn", name,
-                       "RoCE ECN is not exposed in sysfs (/sys/class/net/" + name +
+                       "RoCE ECN is not exposed in sysfs (/sys/class/net/" + real->name +
                            "/ecn): not visible from here"));
     } else {
       int prio = m.priority.value_or(-1);
@@ -564,18 +598,18 @@ void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
         auto it = mp.find(prio);
         return it != mp.end() && it->second;
       };
-      if (on(nd->ecn_np) && on(nd->ecn_rp)) {
+      if (on(real->ecn_np) && on(real->ecn_rp)) {
         out.push_back(ok("lossless.ecn", name,
                          fmt::format("RoCE ECN (notification and reaction point) on for priority {}", prio)));
       } else {
         out.push_back(bad(Severity::kWarn, "lossless.ecn", name,
                           fmt::format("RoCE ECN on priority {}: notification point {}, reaction point {}", prio,
-                                      on(nd->ecn_np) ? "on" : "off", on(nd->ecn_rp) ? "on" : "off"),
+                                      on(real->ecn_np) ? "on" : "off", on(real->ecn_rp) ? "on" : "off"),
                           "without ECN congestion control (DCQCN) PFC alone handles congestion: pauses "
                           "spread through the fabric (head-of-line blocking)",
                           fmt::format("echo 1 > /sys/class/net/{0}/ecn/roce_np/enable/{1}; echo 1 > "
                                       "/sys/class/net/{0}/ecn/roce_rp/enable/{1}",
-                                      name, prio)));
+                                      real->name, prio)));
       }
     }
   }

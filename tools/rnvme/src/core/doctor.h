@@ -76,6 +76,18 @@ struct NetdevFacts {
   // RoCE ECN as mlx5 (MLNX_OFED) exposes it: /sys/class/net/X/ecn/roce_{np,rp}/enable/<prio>.
   // Empty: the device exposes no ECN switch there.
   std::map<int, bool> ecn_np, ecn_rp;
+  // A VLAN (RTM_GETLINK, IFLA_INFO_KIND "vlan"): its real device (whose DCB applies), its id and
+  // its egress-qos-map (skb priority -> PCP), which gives RoCE frames their PCP.
+  std::string vlan_of;
+  int vlan_id = 0;
+  std::map<int, int> egress_qos;
+};
+
+struct VlanFacts {
+  bool is_vlan = false;
+  std::string lower;
+  int id = 0;
+  std::map<int, int> egress_qos;
 };
 
 struct RouteFacts {
@@ -165,15 +177,19 @@ void check_host(const DoctorSnapshot& s, std::vector<DoctorCheck>& out);
 void check_modules(const DoctorSnapshot& s, std::vector<DoctorCheck>& out);
 void check_queues(const DoctorSnapshot& s, std::vector<DoctorCheck>& out);
 
-// The priority traffic with `tos` lands on, as far as DCB tells: DSCP trust (the APP table has
-// DSCP entries) maps tos >> 2 through it; otherwise untagged frames carry no PCP and land on
-// priority 0.  nullopt: cannot tell (DSCP trust without an entry for that DSCP).
+// The priority traffic with `tos` lands on, as far as DCB tells: DSCP trust (the trust table
+// lists DSCP, or without one the APP table has DSCP entries) maps tos >> 2 through the APP
+// table; otherwise (PCP trust) untagged frames land on priority 0, and on a VLAN the RDMA CM
+// gives them the PCP of the VLAN's egress-qos-map for rt_tos2priority(tos) (cma.c,
+// iboe_tos_to_sl).  nullopt: cannot tell (DSCP trust without an entry for that DSCP).
 struct TosMapping {
   int dscp = 0;
   std::optional<int> priority;
   std::string how;   // "DSCP 26 -> priority 3 (APP table)", ...
 };
-TosMapping map_tos(const DcbState& dcb, int tos);
+TosMapping map_tos(const DcbState& dcb, int tos, const std::map<int, int>* vlan_egress = nullptr);
+// The kernel's rt_tos2priority(): the skb priority of a ToS (ip_tos2prio, net/ipv4/route.c).
+int tos_to_skb_priority(int tos);
 
 // Snapshot <-> JSON: `rnvme doctor --dump-snapshot` records one, fixtures are such files.
 nlohmann::json snapshot_to_json(const DoctorSnapshot& s);

@@ -72,6 +72,18 @@ json prio_map_json(const std::map<int, bool>& m) {
   return j;
 }
 
+json int_map_json(const std::map<int, int>& m) {
+  json j = json::object();
+  for (const auto& [k, v] : m) j[std::to_string(k)] = v;
+  return j;
+}
+
+std::map<int, int> int_map_from(const json& j) {
+  std::map<int, int> m;
+  for (const auto& [k, v] : j.items()) m[std::stoi(k)] = v.get<int>();
+  return m;
+}
+
 std::map<int, bool> prio_map_from(const json& j) {
   std::map<int, bool> m;
   for (const auto& [k, v] : j.items()) m[std::stoi(k)] = v.get<bool>();
@@ -101,7 +113,8 @@ json snapshot_to_json(const DoctorSnapshot& s) {
   for (const auto& [name, n] : s.netdevs)
     nds[name] = {{"ifindex", n.ifindex}, {"mtu", n.mtu}, {"operstate", n.operstate},
                  {"software", n.software}, {"dcb", dcb_json(n.dcb)},
-                 {"ecn_np", prio_map_json(n.ecn_np)}, {"ecn_rp", prio_map_json(n.ecn_rp)}};
+                 {"ecn_np", prio_map_json(n.ecn_np)}, {"ecn_rp", prio_map_json(n.ecn_rp)},
+                 {"vlan_of", n.vlan_of}, {"vlan_id", n.vlan_id}, {"egress_qos", int_map_json(n.egress_qos)}};
   json target = nullptr;
   if (s.target) {
     const auto& r = s.target->route;
@@ -202,6 +215,9 @@ Result<DoctorSnapshot> snapshot_from_json(const json& j) {
         if (auto d = nj.find("dcb"); d != nj.end()) n.dcb = dcb_from(*d);
         if (auto e = nj.find("ecn_np"); e != nj.end()) n.ecn_np = prio_map_from(*e);
         if (auto e = nj.find("ecn_rp"); e != nj.end()) n.ecn_rp = prio_map_from(*e);
+        get(nj, "vlan_of", n.vlan_of);
+        get(nj, "vlan_id", n.vlan_id);
+        if (auto e = nj.find("egress_qos"); e != nj.end()) n.egress_qos = int_map_from(*e);
         s.netdevs[name] = n;
       }
     if (auto it = j.find("target"); it != j.end() && !it->is_null()) {

@@ -364,6 +364,32 @@ TEST(DoctorLossless, MapTosThroughTheDscpAppTable) {
   EXPECT_FALSE(map_tos(d, 106).priority);
 }
 
+TEST(DoctorLossless, TosToSkbPriorityIsTheKernelsTable) {
+  EXPECT_EQ(tos_to_skb_priority(0), 0);
+  EXPECT_EQ(tos_to_skb_priority(0x10), 6);  // IPTOS_LOWDELAY: TC_PRIO_INTERACTIVE
+  EXPECT_EQ(tos_to_skb_priority(0x08), 2);  // IPTOS_THROUGHPUT: TC_PRIO_BULK
+  EXPECT_EQ(tos_to_skb_priority(0x18), 4);  // both: TC_PRIO_INTERACTIVE_BULK
+  EXPECT_EQ(tos_to_skb_priority(0x04), 0);  // IPTOS_RELIABILITY: best effort
+  EXPECT_EQ(tos_to_skb_priority(106), 2);   // DSCP 26 + ECT(0): 0x6a & 0x1e = 0x0a
+}
+
+TEST(DoctorLossless, PcpTrustOnAVlanUsesItsEgressQosMap) {
+  DcbState d;
+  d.support = DcbState::kPresent;
+  std::map<int, int> egress = {{0, 3}, {2, 5}};
+  auto m = map_tos(d, 0, &egress);
+  ASSERT_TRUE(m.priority);
+  EXPECT_EQ(*m.priority, 3);
+  EXPECT_TRUE(has(m.how, "egress-qos-map gives skb priority 0 (of tos 0) PCP 3")) << m.how;
+  m = map_tos(d, 106, &egress);
+  EXPECT_EQ(*m.priority, 5);
+  m = map_tos(d, 0x10, &egress);  // skb priority 6: not in the map
+  EXPECT_EQ(*m.priority, 0);
+  EXPECT_TRUE(has(m.how, "(unmapped)"));
+  d.apps = {{5, 4, 0}};  // DSCP trust: the VLAN's PCP does not matter
+  EXPECT_EQ(*map_tos(d, 0, &egress).priority, 4);
+}
+
 TEST(DoctorLossless, MapTosFollowsTheTrustTable) {
   DcbState d;
   d.support = DcbState::kPresent;
@@ -648,6 +674,33 @@ TEST(DoctorFixtures, ConnectX5DefaultTosLandsOnALossyPriority) {
   expect_actionable(r);
 }
 
+TEST(DoctorFixtures, ConnectX5PcpTrustOnAVlan) {
+  auto s = fixture("mlx5-connectx5-vlan-pcp.json");
+  ASSERT_TRUE(has(s.source, "NVIDIA"));
+  auto r = run_doctor_checks(s);
+  EXPECT_EQ(r.exit_status(), 0) << problems(r);
+  EXPECT_TRUE(has(one(r, "lossless.dcb", "ens1f0np0.100").seen, "DCB present (VLAN 100 of ens1f0np0)"));
+  EXPECT_TRUE(has(one(r, "lossless.tos", "ens1f0np0.100").seen, "PCP 3, which has PFC")) << one(r, "lossless.tos").seen;
+  EXPECT_TRUE(has(one(r, "target.source_gid").seen, "GID index 5 of mlx5_0/1 (RoCE v2, IPv4-mapped, netdev ens1f0np0.100)"));
+  EXPECT_TRUE(has(one(r, "target.rdma_netdev").seen, "ens1f0np0.100 carries mlx5_0/1"));
+  // Without the egress map the frames carry PCP 0, which has no PFC.
+  s.netdevs["ens1f0np0.100"].egress_qos.clear();
+  r = run_doctor_checks(s);
+  const DoctorCheck c = one(r, "lossless.tos", "ens1f0np0.100");
+  EXPECT_EQ(c.severity, Severity::kFail);
+  EXPECT_EQ(c.fix, "give the connection's skb priority the PCP of priority 3: ip link set dev ens1f0np0.100 type "
+                   "vlan egress-qos-map 0:3");
+  // The same host untagged: nothing but DSCP can lift the traffic off priority 0.
+  s.target->route.oif = "ens1f0np0";
+  s.target->route.src = "192.168.100.11";
+  s.devices[0].ports[0].gids.push_back({3, *gid_for_address("192.168.100.11"), "RoCE v2", "ens1f0np0"});
+  const DoctorCheck u = one(run_doctor_checks(s), "lossless.tos", "ens1f0np0");
+  EXPECT_EQ(u.severity, Severity::kFail);
+  EXPECT_TRUE(has(u.fix, "send through a VLAN with egress-qos-map 0:3, or classify by DSCP: dcb app add dev "
+                         "ens1f0np0 dscp-prio 0:3"))
+      << u.fix;
+}
+
 TEST(DoctorFixtures, E810PartialDscpMapSecondPortDownAndAKernelWithoutModule) {
   auto s = fixture("e810-irdma-dscp-partial.json");
   ASSERT_TRUE(has(s.source, "Intel"));
@@ -719,7 +772,7 @@ TEST(DoctorDocs, EveryCheckIdIsDocumented) {
     for (const auto& c : run_doctor_checks(s).checks) ids.insert(c.id);
   };
   for (const char* f : {"softroce-vm.json", "mlx5-connectx5-lossless.json", "mlx5-connectx5-default-tos.json",
-                        "e810-irdma-dscp-partial.json", "bnxt-re-lossless.json"})
+                        "mlx5-connectx5-vlan-pcp.json", "e810-irdma-dscp-partial.json", "bnxt-re-lossless.json"})
     collect(fixture(f));
   auto s = softroce();
   s.host.hostid = "11111111-2222-4333-8444-555555555555";  // host.consistency
@@ -731,8 +784,8 @@ TEST(DoctorDocs, EveryCheckIdIsDocumented) {
 // ------------------------------------------------------------------ snapshot JSON and rendering
 
 TEST(DoctorSnapshotJson, RoundTrips) {
-  for (const char* f : {"softroce-vm.json", "mlx5-connectx5-lossless.json", "e810-irdma-dscp-partial.json",
-                        "bnxt-re-lossless.json"}) {
+  for (const char* f : {"softroce-vm.json", "mlx5-connectx5-lossless.json", "mlx5-connectx5-vlan-pcp.json",
+                        "e810-irdma-dscp-partial.json", "bnxt-re-lossless.json"}) {
     auto s = fixture(f);
     auto j = snapshot_to_json(s);
     auto back = snapshot_from_json(j);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <linux/dcbnl.h>
+#include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -233,6 +234,46 @@ DcbState parse_dcb_ieee_reply(const nlmsghdr* h) {
     });
   }
   return d;
+}
+
+VlanFacts parse_link_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifindex)) {
+  VlanFacts v;
+  std::array<nlattr*, IFLA_MAX + 1> tb{};
+  if (nlmsg_parse(const_cast<nlmsghdr*>(h), sizeof(ifinfomsg), tb.data(), IFLA_MAX, nullptr) < 0) return v;
+  if (!tb[IFLA_LINKINFO]) return v;
+  std::array<nlattr*, IFLA_INFO_MAX + 1> info{};
+  if (nla_parse_nested(info.data(), IFLA_INFO_MAX, tb[IFLA_LINKINFO], nullptr) < 0) return v;
+  if (!info[IFLA_INFO_KIND] || std::string(nla_get_string(info[IFLA_INFO_KIND])) != "vlan") return v;
+  v.is_vlan = true;
+  if (tb[IFLA_LINK]) v.lower = ifname_of(static_cast<int>(nla_get_u32(tb[IFLA_LINK])));
+  if (!info[IFLA_INFO_DATA]) return v;
+  std::array<nlattr*, IFLA_VLAN_MAX + 1> vd{};
+  if (nla_parse_nested(vd.data(), IFLA_VLAN_MAX, info[IFLA_INFO_DATA], nullptr) < 0) return v;
+  if (vd[IFLA_VLAN_ID]) v.id = nla_get_u16(vd[IFLA_VLAN_ID]);
+  if (vd[IFLA_VLAN_EGRESS_QOS]) {
+    for_each_nested(vd[IFLA_VLAN_EGRESS_QOS], [&](nlattr* a) {
+      if (nla_type(a) != IFLA_VLAN_QOS_MAPPING || nla_len(a) < static_cast<int>(sizeof(ifla_vlan_qos_mapping)))
+        return;
+      ifla_vlan_qos_mapping q;
+      std::memcpy(&q, nla_data(a), sizeof q);
+      v.egress_qos[static_cast<int>(q.from)] = static_cast<int>(q.to & 7);
+    });
+  }
+  return v;
+}
+
+VlanFacts LibnlFabricProbe::vlan(const std::string& ifn) {
+  VlanFacts out;
+  Msg msg(nlmsg_alloc_simple(RTM_GETLINK, NLM_F_REQUEST));
+  if (!msg) return out;
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  nlmsg_append(msg.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO);
+  nla_put_string(msg.get(), IFLA_IFNAME, ifn.c_str());
+  transact(msg.get(), [&](nlmsghdr* h) {
+    if (h->nlmsg_type == RTM_NEWLINK) out = parse_link_reply(h, ifname);
+  });
+  return out;
 }
 
 DcbState LibnlFabricProbe::dcb(const std::string& ifn) {

@@ -23,6 +23,8 @@ class FabricProbe {
   // NUD state name of `addr` on `ifname` ("REACHABLE", "PERMANENT", "FAILED", ...); empty: none.
   virtual std::string neighbour_state(const std::string& ifname, const std::string& addr) = 0;
   virtual DcbState dcb(const std::string& ifname) = 0;
+  // RTM_GETLINK: whether `ifname` is a VLAN, of which device, with which egress-qos-map.
+  virtual VlanFacts vlan(const std::string& ifname) = 0;
   // max_* from verbs (0 when unknown), used_* from the RDMA netlink resource summary (-1).
   virtual DeviceLimits device_limits(const RdmaDevice& dev) = 0;
 };
@@ -32,6 +34,7 @@ class LibnlFabricProbe final : public FabricProbe {
   RouteFacts route_to(const std::string& dst) override;
   std::string neighbour_state(const std::string& ifname, const std::string& addr) override;
   DcbState dcb(const std::string& ifname) override;
+  VlanFacts vlan(const std::string& ifname) override;
   DeviceLimits device_limits(const RdmaDevice& dev) override;
 };
 
@@ -56,6 +59,10 @@ class FakeFabricProbe final : public FabricProbe {
     d.support = DcbState::kAbsent;
     return d;
   }
+  VlanFacts vlan(const std::string& ifname) override {
+    auto it = vlans.find(ifname);
+    return it == vlans.end() ? VlanFacts{} : it->second;
+  }
   DeviceLimits device_limits(const RdmaDevice& dev) override {
     auto it = limits.find(dev.name);
     return it == limits.end() ? DeviceLimits{} : it->second;
@@ -64,11 +71,14 @@ class FakeFabricProbe final : public FabricProbe {
   std::map<std::string, std::string> neighbours;   // "ifname addr" -> state
   std::map<std::string, DcbState> dcbs;            // ifname -> DCB (absent when not listed)
   std::map<std::string, DeviceLimits> limits;      // RDMA device -> limits
+  std::map<std::string, VlanFacts> vlans;          // ifname -> VLAN (not a VLAN when not listed)
 };
 
 // Parsers of the kernel's replies, separate so tests feed them messages built byte by byte.
 // `h` is one RTM_GETDCB reply (struct dcbmsg + attributes).
 DcbState parse_dcb_ieee_reply(const nlmsghdr* h);
+// One RTM_NEWLINK reply; `lower` is named through `ifname_of` (if_indextoname on the host).
+VlanFacts parse_link_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifindex));
 // DCB_ATTR_DCB_APP_TRUST_TABLE of enum ieee_attrs (Linux 6.3+), numbered here for older headers.
 inline constexpr int kDcbAttrTrustTable = 11;
 // The name of a NUD_* state bit ("REACHABLE"...).

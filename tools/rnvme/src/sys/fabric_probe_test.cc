@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <linux/dcbnl.h>
+#include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <netlink/attr.h>
@@ -95,6 +96,47 @@ TEST(FabricProbe, DcbReplyWithoutIeeeIsPresentButEmpty) {
   EXPECT_FALSE(d.has_ets);
   EXPECT_TRUE(d.apps.empty());
   EXPECT_TRUE(d.trust.empty());
+}
+
+std::string fake_ifname(int ifindex) { return ifindex == 4 ? "ens1f0np0" : "?"; }
+
+// An RTM_NEWLINK of a VLAN as rtnl_fill_ifinfo and vlan_fill_info send it.
+TEST(FabricProbe, ParsesAVlanLinkReply) {
+  Msg m(nlmsg_alloc_simple(RTM_NEWLINK, 0));
+  ifinfomsg ifi{};
+  ifi.ifi_index = 9;
+  nlmsg_append(m.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO);
+  nla_put_string(m.get(), IFLA_IFNAME, "ens1f0np0.100");
+  nla_put_u32(m.get(), IFLA_LINK, 4);
+  nlattr* li = nla_nest_start(m.get(), IFLA_LINKINFO);
+  nla_put_string(m.get(), IFLA_INFO_KIND, "vlan");
+  nlattr* data = nla_nest_start(m.get(), IFLA_INFO_DATA);
+  nla_put_u16(m.get(), IFLA_VLAN_ID, 100);
+  nlattr* eg = nla_nest_start(m.get(), IFLA_VLAN_EGRESS_QOS);
+  for (auto [from, to] : {std::pair{0u, 3u}, std::pair{2u, 5u}}) {
+    ifla_vlan_qos_mapping q{from, to};
+    nla_put(m.get(), IFLA_VLAN_QOS_MAPPING, sizeof q, &q);
+  }
+  nla_nest_end(m.get(), eg);
+  nla_nest_end(m.get(), data);
+  nla_nest_end(m.get(), li);
+  VlanFacts v = parse_link_reply(nlmsg_hdr(m.get()), fake_ifname);
+  EXPECT_TRUE(v.is_vlan);
+  EXPECT_EQ(v.lower, "ens1f0np0");
+  EXPECT_EQ(v.id, 100);
+  EXPECT_EQ(v.egress_qos, (std::map<int, int>{{0, 3}, {2, 5}}));
+}
+
+TEST(FabricProbe, NonVlanLinkIsNotAVlan) {
+  Msg m(nlmsg_alloc_simple(RTM_NEWLINK, 0));
+  ifinfomsg ifi{};
+  nlmsg_append(m.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO);
+  nlattr* li = nla_nest_start(m.get(), IFLA_LINKINFO);
+  nla_put_string(m.get(), IFLA_INFO_KIND, "veth");
+  nla_nest_end(m.get(), li);
+  EXPECT_FALSE(parse_link_reply(nlmsg_hdr(m.get()), fake_ifname).is_vlan);
+  LibnlFabricProbe p;
+  EXPECT_FALSE(p.vlan("lo").is_vlan);
 }
 
 TEST(FabricProbe, NudStateNames) {
