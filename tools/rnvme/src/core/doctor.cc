@@ -428,8 +428,12 @@ void check_target(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
 void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
   for (const auto& name : lossless_netdevs(s)) {
     const NetdevFacts* nd = netdev(s, name);
-    // A netdev without RDMA carries no RoCE: target.rdma_netdev has said so already.
-    if (!nd || ports_on(s, name).empty()) continue;
+    // A netdev without RDMA carries no RoCE: target.rdma_netdev has said so already.  InfiniBand
+    // (IPoIB) is lossless by its credit-based link flow control: no PFC to check.
+    const auto rdma_ports = ports_on(s, name);
+    if (!nd || rdma_ports.empty()) continue;
+    if (std::all_of(rdma_ports.begin(), rdma_ports.end(), [](const auto& dp) { return dp.second->link_layer == "InfiniBand"; }))
+      continue;
     // A VLAN has no DCB of its own: its real device's applies (and its ECN switches).
     const NetdevFacts* real = nd->vlan_of.empty() ? nd : netdev(s, nd->vlan_of);
     if (!real) real = nd;

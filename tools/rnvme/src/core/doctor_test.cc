@@ -212,10 +212,15 @@ TEST(DoctorRdma, UnknownActiveMtuIsJudgedByTheNetdevAlone) {
   EXPECT_TRUE(has(c.seen, "allows RoCE MTU 1024 (active MTU unknown"));
 }
 
-TEST(DoctorRdma, InfiniBandPortsHaveNoMtuCheck) {
+TEST(DoctorRdma, InfiniBandPortsHaveNoMtuOrLosslessCheck) {
   auto s = softroce();
   s.devices[0].ports[0].link_layer = "InfiniBand";
-  EXPECT_TRUE(all(run_doctor_checks(s), "rdma.mtu").empty());
+  s.tos = 96;
+  auto r = run_doctor_checks(s);
+  EXPECT_TRUE(all(r, "rdma.mtu").empty());
+  EXPECT_TRUE(all(r, "lossless.dcb").empty());
+  EXPECT_TRUE(all(r, "lossless.tos").empty());
+  EXPECT_EQ(one(r, "target.source_gid").severity, Severity::kOk);
 }
 
 // ------------------------------------------------------------------ the target
