@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
       printer.print_error(st.error());
       return exit_code(st.error().code);
     }
-    return 0;
+    return ctx.exit_status;
   }
   return exit_code(ErrorCode::kUsage);
 }

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,5 +76,20 @@ struct HostnqnArgs {
 };
 Status run_hostnqn(Context& ctx, const HostnqnArgs& args);
 Action setup_hostnqn(CLI::App& sub);
+
+struct DoctorArgs {
+  std::string traddr;            // also check the path to this target
+  std::string trsvcid;
+  std::optional<int> tos;        // the tos= the connection will use; unset: rdma_cm's default
+  bool json = false;             // --json (same as -o json)
+  bool dump_snapshot = false;    // print the gathered facts instead of checking them
+  std::string snapshot_file;     // check a recorded snapshot instead of this host
+};
+class FabricProbe;
+struct DoctorSnapshot;
+DoctorSnapshot gather_doctor_snapshot(Context& ctx, FabricProbe& probe, const DoctorArgs& args);
+// Prints the checks and sets ctx.exit_status: 0 all ok, 1 a warning, 2 a failure.
+Status run_doctor(Context& ctx, FabricProbe& probe, const DoctorArgs& args);
+Action setup_doctor(CLI::App& sub);
 
 }  // namespace rnvme

@@ -36,6 +36,9 @@ struct Context {
   bool dry_run = false;
   int verbose = 0;
   long pid = 0;  // this process: picks its own attempt record out of the kernel log
+  // A command's exit status when it succeeded but has something to report (doctor: 1 on a
+  // warning, 2 on a failure); errors keep their own codes.
+  int exit_status = 0;
 };
 
 // Netlink inventory (sysfs when netlink is unavailable) plus the sysfs-only details.

@@ -15,6 +15,9 @@ const std::vector<Command>& command_table() {
       {"list", "show subsystems, controllers and namespaces", setup_list},
       {"rdma", "show RDMA devices, ports and GIDs; add or delete Soft-RoCE links", setup_rdma},
       {"hostnqn", "show, generate or check /etc/nvme/hostnqn and /etc/nvme/hostid", setup_hostnqn},
+      {"doctor", "check RDMA devices, the path to a target, lossless settings, host identity, "
+                 "modules and queue budget; say how to fix what is wrong",
+       setup_doctor},
   };
   return table;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/discovery.h"
+#include "core/doctor.h"
 #include "core/explain.h"
 #include "core/hostid.h"
 #include "core/rdma.h"
@@ -60,6 +61,7 @@ nlohmann::json to_json(const ConnectOutcome& c);
 nlohmann::json to_json(const DisconnectOutcome& d);
 nlohmann::json to_json(const ConnectAllOutcome& c);
 nlohmann::json to_json(const Error& e);
+nlohmann::json to_json(const DoctorReport& r);
 
 class Printer {
  public:
@@ -74,6 +76,8 @@ class Printer {
   void print(const ConnectOutcome& c);
   void print(const DisconnectOutcome& d);
   void print(const ConnectAllOutcome& c);
+  void print(const DoctorReport& r);
+  void print_json_document(const nlohmann::json& j) { json(j); }  // always JSON (doctor --dump-snapshot)
   void print_error(const Error& e);    // to the error stream
   void note(std::string_view text);    // -v chatter, always to the error stream
 

@@ -1,0 +1,272 @@
+// rnvme doctor: gathers a DoctorSnapshot (RDMA netlink + sysfs for devices, route netlink for
+// the path and DCB, /etc for the identity and modprobe.d, /lib/modules and /var/lib/dkms for the
+// module), runs the checks of core/doctor.cc and prints them.  Exit 0 all ok, 1 a warning, 2 a
+// failure.
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "cmd/commands.h"
+#include "core/doctor.h"
+#include "sys/fabric_probe.h"
+#include "sys/sysfs.h"
+
+namespace rnvme {
+namespace {
+
+std::string read_trim(const FileSystem& fs, const std::string& path) {
+  auto r = fs.read(path);
+  return r ? trim(*r) : std::string();
+}
+
+std::vector<std::string> list_or_empty(const FileSystem& fs, const std::string& dir) {
+  auto r = fs.list(dir);
+  return r ? *r : std::vector<std::string>{};
+}
+
+// "0-3,6,8-9" -> 7
+int count_cpu_list(std::string_view s) {
+  int n = 0;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t comma = s.find(',', pos);
+    std::string_view part = s.substr(pos, comma == std::string_view::npos ? s.npos : comma - pos);
+    size_t dash = part.find('-');
+    auto a = parse_int(part.substr(0, dash));
+    auto b = dash == std::string_view::npos ? a : parse_int(part.substr(dash + 1));
+    if (a && b && *b >= *a) n += *b - *a + 1;
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return n;
+}
+
+NetdevFacts read_netdev(Context& ctx, FabricProbe& probe, const std::string& name) {
+  NetdevFacts n;
+  n.name = name;
+  const std::string dir = "/sys/class/net/" + name;
+  n.mtu = parse_int(read_trim(ctx.fs, dir + "/mtu")).value_or(0);
+  n.ifindex = parse_int(read_trim(ctx.fs, dir + "/ifindex")).value_or(0);
+  n.operstate = read_trim(ctx.fs, dir + "/operstate");
+  n.software = !ctx.fs.exists(dir + "/device");
+  n.dcb = probe.dcb(name);
+  VlanFacts v = probe.vlan(name);
+  if (v.is_vlan) {
+    n.vlan_of = v.lower;
+    n.vlan_id = v.id;
+    n.egress_qos = v.egress_qos;
+  }
+  // mlx5 (MLNX_OFED) exposes RoCE ECN per priority: ecn/roce_np/enable/<prio>, ecn/roce_rp/...
+  for (auto [sub, map] : {std::pair{"roce_np", &n.ecn_np}, std::pair{"roce_rp", &n.ecn_rp}}) {
+    const std::string edir = fmt::format("{}/ecn/{}/enable", dir, sub);
+    for (const auto& p : list_or_empty(ctx.fs, edir))
+      if (auto prio = parse_int(p)) (*map)[*prio] = read_trim(ctx.fs, edir + "/" + p) == "1";
+  }
+  return n;
+}
+
+// One logical line per entry: modprobe.d continues lines ending in a backslash.
+std::vector<std::string> config_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line, acc;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\\') {
+      acc += line.substr(0, line.size() - 1) + " ";
+      continue;
+    }
+    acc += line;
+    out.push_back(acc);
+    acc.clear();
+  }
+  if (!acc.empty()) out.push_back(acc);
+  return out;
+}
+
+void read_modprobe_d(Context& ctx, ModuleFacts& m) {
+  // modprobe.d(5): /etc overrides /run overrides /lib and /usr/lib, by file name.
+  for (const char* dir : {"/etc/modprobe.d", "/run/modprobe.d", "/lib/modprobe.d", "/usr/lib/modprobe.d"}) {
+    for (const auto& f : list_or_empty(ctx.fs, dir)) {
+      if (f.size() < 6 || f.substr(f.size() - 5) != ".conf") continue;
+      const std::string path = fmt::format("{}/{}", dir, f);
+      auto text = ctx.fs.read(path);
+      if (!text) continue;
+      for (const auto& l : config_lines(*text)) {
+        std::istringstream words(l);
+        std::string cmd, mod;
+        words >> cmd >> mod;
+        if (cmd != "install" || (mod != "nvme-rdma" && mod != "nvme_rdma")) continue;
+        std::string rest;
+        std::getline(words, rest);
+        rest = trim(rest);
+        if (rest.find("rnvme") != std::string::npos) {
+          if (m.redirect_file.empty()) m.redirect_file = path;
+        } else if (rest == "/bin/true" || rest == "/bin/false" || rest == "true" || rest == "false" ||
+                   rest == "/usr/bin/true" || rest == "/usr/bin/false") {
+          if (m.block_file.empty()) m.block_file = path;
+        }
+      }
+    }
+  }
+}
+
+ModuleFacts read_modules(Context& ctx) {
+  ModuleFacts m;
+  m.rnvme_loaded = module_loaded(ctx.fs, "rnvme");
+  m.nvme_rdma_loaded = module_loaded(ctx.fs, "nvme_rdma");
+  m.nvme_fabrics_loaded = module_loaded(ctx.fs, "nvme_fabrics");
+  if (m.rnvme_loaded) {
+    std::string name = read_trim(ctx.fs, "/sys/module/rnvme/parameters/transport_name");
+    if (!name.empty()) m.rnvme_transport_name = name;
+  }
+  read_modprobe_d(ctx, m);
+  const std::string dkms = "/var/lib/dkms/rnvme";
+  m.dkms_registered = ctx.fs.exists(dkms);
+  for (const auto& v : list_or_empty(ctx.fs, dkms))
+    if (v != "original_module" && v != "source" && v != "kernel") m.dkms_versions.push_back(v);
+  const std::string running = read_trim(ctx.fs, "/proc/sys/kernel/osrelease");
+  for (const auto& v : list_or_empty(ctx.fs, "/lib/modules")) {
+    const std::string dir = "/lib/modules/" + v;
+    // A directory with only "build" belongs to a headers package, not an installed kernel.
+    if (!ctx.fs.exists(dir + "/kernel") && !ctx.fs.exists(dir + "/modules.order")) continue;
+    KernelFacts k;
+    k.version = v;
+    k.running = v == running;
+    k.headers = ctx.fs.exists(dir + "/build");
+    for (const char* sub : {"updates/dkms", "updates", "extra"})
+      for (const char* ext : {".ko", ".ko.xz", ".ko.zst"}) {
+        const std::string p = fmt::format("{}/{}/rnvme{}", dir, sub, ext);
+        if (k.rnvme_module.empty() && ctx.fs.exists(p)) k.rnvme_module = p;
+      }
+    for (const auto& ver : m.dkms_versions)
+      for (const auto& arch : list_or_empty(ctx.fs, fmt::format("{}/{}/{}", dkms, ver, v)))
+        if (ctx.fs.exists(fmt::format("{}/{}/{}/{}/module/rnvme.ko", dkms, ver, v, arch)) ||
+            ctx.fs.exists(fmt::format("{}/{}/{}/{}/module/rnvme.ko.xz", dkms, ver, v, arch)))
+          k.dkms_built = true;
+    m.kernels.push_back(k);
+  }
+  return m;
+}
+
+bool is_ip(const std::string& s) {
+  unsigned char b[16];
+  return inet_pton(AF_INET, s.c_str(), b) == 1 || inet_pton(AF_INET6, s.c_str(), b) == 1;
+}
+
+}  // namespace
+
+DoctorSnapshot gather_doctor_snapshot(Context& ctx, FabricProbe& probe, const DoctorArgs& args) {
+  DoctorSnapshot s;
+  s.source = "live host";
+  if (auto devs = rdma_inventory(ctx)) {
+    s.devices = std::move(*devs);
+  } else {
+    s.devices_known = false;
+    s.devices_error = devs.error().message;
+  }
+  for (const auto& d : s.devices) {
+    const std::string dir = std::string(kInfinibandClass) + "/" + d.name;
+    // Soft-RoCE and siw have no parent device; rxe shows its netdev in "parent".
+    s.software_device[d.name] = ctx.fs.exists(dir + "/parent") || !ctx.fs.exists(dir + "/device");
+    for (const auto& p : d.ports) {
+      if (!p.netdev.empty() && !s.netdevs.count(p.netdev))
+        s.netdevs[p.netdev] = read_netdev(ctx, probe, p.netdev);
+      const std::string tos =
+          fmt::format("/sys/kernel/config/rdma_cm/{}/ports/{}/default_roce_tos", d.name, p.index);
+      if (auto v = parse_int(read_trim(ctx.fs, tos))) s.default_roce_tos[fmt::format("{}/{}", d.name, p.index)] = *v;
+      const std::string mode =
+          read_trim(ctx.fs, fmt::format("/sys/kernel/config/rdma_cm/{}/ports/{}/default_roce_mode", d.name, p.index));
+      if (!mode.empty()) s.default_roce_mode[fmt::format("{}/{}", d.name, p.index)] = mode;
+    }
+    s.queues.limits[d.name] = probe.device_limits(d);
+  }
+  if (!args.traddr.empty()) {
+    TargetFacts t;
+    t.traddr = args.traddr;
+    if (!args.trsvcid.empty()) t.trsvcid = args.trsvcid;
+    t.route = probe.route_to(args.traddr);
+    if (t.route.found && t.route.src.empty())
+      if (auto src = ctx.net.source_for(args.traddr)) t.route.src = *src;
+    if (t.route.found && !t.route.oif.empty()) {
+      t.route.neighbour = probe.neighbour_state(
+          t.route.oif, t.route.gateway.empty() ? args.traddr : t.route.gateway);
+      if (!s.netdevs.count(t.route.oif) && t.route.oif != "lo")
+        s.netdevs[t.route.oif] = read_netdev(ctx, probe, t.route.oif);
+    }
+    s.target = t;
+  }
+  // A VLAN's real device carries the DCB that applies to it.
+  std::vector<std::string> lowers;
+  for (const auto& [name, n] : s.netdevs)
+    if (!n.vlan_of.empty() && !s.netdevs.count(n.vlan_of)) lowers.push_back(n.vlan_of);
+  for (const auto& l : lowers) s.netdevs[l] = read_netdev(ctx, probe, l);
+  s.tos = args.tos;
+  if (auto r = ctx.fs.read(std::string(kHostnqnPath))) s.host.hostnqn = *r;
+  if (auto r = ctx.fs.read(std::string(kHostidPath))) s.host.hostid = *r;
+  const Topology topo = scan_topology(ctx.fs);
+  for (const auto& sub : topo.subsystems)
+    for (const auto& c : sub.controllers) {
+      if (c.transport == "pcie") continue;
+      s.host_in_use.push_back({c.name, c.hostnqn, c.hostid});
+      if (c.transport == "rdma")
+        s.queues.controllers.push_back(
+            {c.name, c.traddr, c.trsvcid, c.queue_count.value_or(0), c.sqsize.value_or(0)});
+    }
+  s.modules = read_modules(ctx);
+  s.queues.online_cpus = count_cpu_list(read_trim(ctx.fs, "/sys/devices/system/cpu/online"));
+  return s;
+}
+
+Status run_doctor(Context& ctx, FabricProbe& probe, const DoctorArgs& args) {
+  if (args.json) ctx.out.set_format(Format::kJson);
+  if (!args.traddr.empty() && !is_ip(args.traddr))
+    return make_error(ErrorCode::kUsage, fmt::format("--traddr {}: not an IPv4 or IPv6 address", args.traddr),
+                      {}, "give the target's IP address (the RDMA CM resolves addresses, not names)");
+  if (!args.trsvcid.empty()) {
+    auto port = parse_int(args.trsvcid);
+    if (!port || *port < 1 || *port > 65535 || std::to_string(*port) != args.trsvcid)
+      return make_error(ErrorCode::kUsage, fmt::format("--trsvcid {}: not a port number (1-65535)", args.trsvcid));
+    if (args.traddr.empty()) return make_error(ErrorCode::kUsage, "--trsvcid needs --traddr");
+  }
+  if (args.tos && (*args.tos < 0 || *args.tos > 255))
+    return make_error(ErrorCode::kUsage, fmt::format("--tos {}: a ToS byte is 0-255", *args.tos));
+
+  DoctorSnapshot snap;
+  if (!args.snapshot_file.empty()) {
+    auto text = ctx.fs.read(args.snapshot_file);
+    if (!text) return text.error();
+    nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded()) return make_error(ErrorCode::kUsage, fmt::format("{}: not JSON", args.snapshot_file));
+    auto parsed = snapshot_from_json(j);
+    if (!parsed) return parsed.error();
+    snap = std::move(*parsed);
+  } else {
+    snap = gather_doctor_snapshot(ctx, probe, args);
+  }
+  if (args.dump_snapshot) {
+    ctx.out.print_json_document(snapshot_to_json(snap));
+    return Ok{};
+  }
+  DoctorReport report = run_doctor_checks(snap);
+  ctx.out.print(report);
+  ctx.exit_status = report.exit_status();
+  return Ok{};
+}
+
+Action setup_doctor(CLI::App& sub) {
+  auto args = std::make_shared<DoctorArgs>();
+  sub.add_option("--traddr", args->traddr, "check the path to this target address too");
+  sub.add_option("--trsvcid", args->trsvcid, "the target's port (default 4420)");
+  sub.add_option("--tos", args->tos, "the tos= the connection will use (0-255)");
+  sub.add_flag("--json", args->json, "JSON output (same as -o json)");
+  sub.add_flag("--dump-snapshot", args->dump_snapshot,
+               "print the facts gathered (JSON, a test fixture) instead of checking them");
+  sub.add_option("--snapshot", args->snapshot_file, "check a recorded snapshot instead of this host");
+  return [args](Context& ctx) {
+    LibnlFabricProbe probe;
+    return run_doctor(ctx, probe, *args);
+  };
+}
+
+}  // namespace rnvme
