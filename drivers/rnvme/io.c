@@ -759,13 +759,16 @@ static int rnvme_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 
 	/*
 	 * io_uring keeps polling requeued requests while error recovery
-	 * frees the queue's CQ: rnvme_destroy_cq() waits for us to leave it.
+	 * frees the queue's CQ: rnvme_fence_pollers() waits for us to leave
+	 * it.  An RCU-sched section (preemption off, which synchronize_rcu()
+	 * waits for) rather than rcu_read_lock(): with preemptible RCU that
+	 * is two calls per poll, and a poller spins.
 	 */
-	rcu_read_lock();
+	rcu_read_lock_sched();
 	cq = READ_ONCE(queue->ib_cq);
 	if (cq)
 		found = ib_process_cq_direct(cq, -1);
-	rcu_read_unlock();
+	rcu_read_unlock_sched();
 	return found;
 }
 

@@ -167,8 +167,9 @@ static int rnvme_create_cq(struct rnvme_queue *queue, struct ib_device *ibdev)
 }
 
 /*
- * Take the CQ away from pollers (rnvme_poll reads it under RCU) and wait
- * until none is left inside it.  Everything a completion handler touches
+ * Take the CQ away from pollers (rnvme_poll reads it in an RCU-sched
+ * section, which synchronize_rcu() covers) and wait until none is left
+ * inside it.  Everything a completion handler touches
  * (the QP, the MRs, the receive ring) may be freed only after this.
  */
 static struct ib_cq *rnvme_fence_pollers(struct rnvme_queue *queue)
