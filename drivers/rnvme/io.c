@@ -46,6 +46,7 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op)
 	struct rnvme_queue *queue = wc->qp->qp_context;
 	struct rnvme_ctrl *ctrl = queue->ctrl;
 
+	rnvme_tele_wc(queue, wc->status);
 	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
 		dev_info_ratelimited(ctrl->ctrl.device,
 				     "queue %d: %s failed: %s (%d)\n",
@@ -212,10 +213,149 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
 	sg_free_table_chained(&req->sgt, RNVME_INLINE_SG_CNT);
 }
 
+/*
+ * Telemetry (telemetry.h says who writes what).  A command is armed when it
+ * is posted with telemetry on, and counted ended exactly once: by
+ * rnvme_tele_completed() when its end comes from the target (CQ context),
+ * or by rnvme_tele_host_ended() when the host ends it (cancel, timeout).
+ */
+static __always_inline void rnvme_tele_arm(struct request *rq,
+					   struct rnvme_request *req,
+					   bool again)
+{
+	if (!READ_ONCE(rnvme_telemetry)) {
+		req->tele_armed = false;
+		return;
+	}
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+		req->tele_class = RNVME_TC_READ;
+		break;
+	case REQ_OP_WRITE:
+		req->tele_class = RNVME_TC_WRITE;
+		break;
+	default:
+		req->tele_class = RNVME_TC_OTHER;
+		break;
+	}
+	if (!blk_rq_nr_phys_segments(rq))
+		req->tele_data = RNVME_TD_NONE;
+	else if (req->num_sge > 1)
+		req->tele_data = RNVME_TD_INLINE;
+	else if (req->mr)
+		req->tele_data = RNVME_TD_REGISTERED;
+	else
+		req->tele_data = RNVME_TD_GLOBAL_RKEY;
+	req->tele_bytes = blk_rq_payload_bytes(rq);
+	req->tele_requeued = again;
+	req->tele_armed = true;
+	req->tele_start = ktime_get_ns();
+}
+
+/* add @d (1, or -1 to take back a failed post) to the submission counters */
+static __always_inline void rnvme_tele_submitted(struct rnvme_queue *queue,
+						 struct rnvme_request *req,
+						 bool locked, u64 d)
+{
+	struct rnvme_tele_sub *s = &queue->tele->sub;
+	unsigned long flags = 0;
+
+	if (!locked)
+		spin_lock_irqsave(&queue->post_lock, flags);
+	s->submitted[req->tele_class] += d;
+	s->bytes[req->tele_class] += d * req->tele_bytes;
+	s->data[req->tele_data] += d;
+	if (unlikely(req->tele_requeued))
+		s->requeued += d;
+	if (!locked)
+		spin_unlock_irqrestore(&queue->post_lock, flags);
+}
+
+/* a command answered with an error status, or an admin command */
+static noinline void rnvme_tele_rare(struct rnvme_qtele *t,
+				     struct rnvme_request *req, u16 status,
+				     u64 ns)
+{
+	static const u8 sct_class[8] = {
+		RNVME_TS_GENERIC, RNVME_TS_CMD_SPECIFIC, RNVME_TS_MEDIA,
+		RNVME_TS_PATH, RNVME_TS_RESERVED, RNVME_TS_RESERVED,
+		RNVME_TS_RESERVED, RNVME_TS_VENDOR,
+	};
+	struct nvme_command *cmd = req->sqe.data;
+
+	if (status) {
+		t->cq.status[sct_class[RNVME_NVME_SCT(status)]]++;
+		if (status & RNVME_NVME_DNR)
+			t->cq.status[RNVME_TS_DNR]++;
+		t->cq.status_last = status;
+	} else {
+		t->cq.status[RNVME_TS_SUCCESS]++;
+	}
+	if (req->queue->qid == 0 &&
+	    cmd->common.opcode == nvme_admin_keep_alive) {
+		t->cq.ka_count++;
+		t->cq.ka_sum_ns += ns;
+		t->cq.ka_last_ns = ns;
+		if (ns > t->cq.ka_max_ns)
+			t->cq.ka_max_ns = ns;
+	}
+}
+
+static __always_inline void rnvme_tele_completed(struct rnvme_queue *queue,
+						 struct rnvme_request *req)
+{
+	struct rnvme_qtele *t = queue->tele;
+	u64 ns = ktime_get_ns() - req->tele_start;
+	/* the status field without the phase tag; any value is counted */
+	u16 status = le16_to_cpu(req->status) >> 1;
+	u32 c = req->tele_class;
+	unsigned long flags = 0;
+
+	req->tele_armed = false;
+	if (unlikely(queue->poll))
+		spin_lock_irqsave(&t->cq_lock, flags);
+	t->cq.completed[c]++;
+	t->cq.lat_sum_ns[c] += ns;
+	t->cq.hist[c][rnvme_hist_bucket(ns)]++;
+	if (likely(!status && queue->qid))
+		t->cq.status[RNVME_TS_SUCCESS]++;
+	else
+		rnvme_tele_rare(t, req, status, ns);
+	if (unlikely(queue->poll))
+		spin_unlock_irqrestore(&t->cq_lock, flags);
+}
+
+/* a command refused at dispatch: requeued by blk-mq, or failed */
+static void rnvme_tele_rejected(struct rnvme_queue *queue)
+{
+	if (READ_ONCE(rnvme_telemetry))
+		atomic64_inc(&queue->tele->rejected);
+}
+
+/*
+ * A command ending with a path status on a multipath controller: nvme-core
+ * hands it to another path (unless it has used up its retries, which only
+ * nvme-core knows).  Cancelled commands end with HOST_ABORTED, a path status.
+ */
+static void rnvme_tele_path_status(struct rnvme_queue *queue,
+				   struct request *rq)
+{
+	u16 status = nvme_req(rq)->status;
+
+	if (READ_ONCE(rnvme_telemetry) && (rq->cmd_flags & REQ_NVME_MPATH) &&
+	    !blk_noretry_request(rq) && RNVME_NVME_SCT(status) == 3 &&
+	    !(status & RNVME_NVME_DNR))
+		atomic64_inc(&queue->tele->failovers);
+}
+
 static void rnvme_complete_rq(struct request *rq)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 
+	if (unlikely(req->tele_armed))
+		rnvme_tele_host_ended(req->queue, rq);
+	if (unlikely(nvme_req(rq)->status))
+		rnvme_tele_path_status(req->queue, rq);
 	rnvme_unmap_data(req->queue, rq);
 	nvme_complete_rq(rq);
 }
@@ -223,6 +363,9 @@ static void rnvme_complete_rq(struct request *rq)
 static __always_inline void __rnvme_end_request(struct rnvme_request *req)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
+
+	if (likely(req->tele_armed))
+		rnvme_tele_completed(req->queue, req);
 
 	/* completes here unless blk-mq moved it to the submitting CPU */
 	if (!nvme_try_complete_req(rq, req->status, req->result))
@@ -250,6 +393,7 @@ static void rnvme_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		rnvme_wr_error(cq, wc, "SEND");
 		return;
 	}
+	rnvme_tele_wc_ok(req->queue);
 	rnvme_send_completed(req->queue, req->send_seq);
 	if (unlikely(!list_empty(&req->queue->parked)))
 		rnvme_unpark(req->queue);
@@ -265,6 +409,7 @@ static void rnvme_async_done(struct ib_cq *cq, struct ib_wc *wc)
 		rnvme_wr_error(cq, wc, "ASYNC");
 		return;
 	}
+	rnvme_tele_wc_ok(queue);
 	/* the admin queue signals every SEND: nothing to retire */
 	rnvme_send_completed(queue, READ_ONCE(queue->retired_seq));
 }
@@ -538,6 +683,7 @@ void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rnvme_wr_error(cq, wc, "RECV");
 		return;
 	}
+	rnvme_tele_wc_ok(queue);
 
 	if (unlikely(wc->byte_len < len)) {
 		dev_err(queue->ctrl->ctrl.device,
@@ -636,6 +782,7 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	int qid = rnvme_queue_idx(queue);
 	bool ordered = qid && !queue->poll;
 	bool inline_data = req->num_sge > 1;
+	bool counted = req->tele_armed;
 	unsigned long flags = 0;
 	bool signaled;
 	u32 seq, last;
@@ -648,6 +795,9 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	 */
 	if (ordered)
 		spin_lock_irqsave(&queue->post_lock, flags);
+	/* counted before the post: the completion may come at once */
+	if (counted)
+		rnvme_tele_submitted(queue, req, ordered, 1);
 	seq = atomic_inc_return(&queue->send_seq);
 	signaled = rnvme_send_signaled(qid, queue->poll, req->mr, inline_data,
 				       seq, seq - READ_ONCE(queue->rsp_count));
@@ -663,8 +813,13 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	}
 	err = rnvme_post_send(queue, &req->sqe, req->sge, req->num_sge,
 			      req->mr ? &req->reg_wr.wr : NULL, signaled);
-	if (unlikely(err))
+	if (unlikely(err)) {
 		queue->last_sig_seq = last;
+		if (counted) {
+			rnvme_tele_submitted(queue, req, ordered, -1ULL);
+			req->tele_armed = false;
+		}
+	}
 	if (ordered)
 		spin_unlock_irqrestore(&queue->post_lock, flags);
 	return err;
@@ -681,6 +836,8 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct nvme_command *c = nvme_req(rq)->cmd;
 	unsigned long qflags = READ_ONCE(queue->flags);
 	bool ready = qflags & BIT(RNVME_Q_LIVE);
+	/* prepared before: dispatched again (nvme-core retry, resource busy) */
+	bool again = rq->rq_flags & RQF_DONTPREP;
 	struct ib_device *ibdev;
 	blk_status_t ret;
 	int err;
@@ -694,10 +851,11 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	 * Nothing posted on a connection the target closed gets an answer:
 	 * fail or requeue at once (a Fabrics Connect fails: it is failfast).
 	 */
-	if (unlikely(qflags & BIT(RNVME_Q_DISCONNECTED)))
+	if (unlikely(qflags & BIT(RNVME_Q_DISCONNECTED)) ||
+	    !nvme_check_ready(&queue->ctrl->ctrl, rq, ready)) {
+		rnvme_tele_rejected(queue);
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
-	if (!nvme_check_ready(&queue->ctrl->ctrl, rq, ready))
-		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
+	}
 
 	/* first use of this request on this association: map its SQE */
 	if (unlikely(req->sqe_gen != queue->sqe_gen) &&
@@ -723,6 +881,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 
 	sqe->cqe.done = rnvme_send_done;
+	rnvme_tele_arm(rq, req, again);
 	ib_dma_sync_single_for_device(ibdev, sqe->dma,
 				      sizeof(struct nvme_command),
 				      DMA_TO_DEVICE);

@@ -27,6 +27,7 @@
 
 #include <rnvme/compat.h>
 #include "logic.h"
+#include "telemetry.h"
 
 /* Address and route resolution timeout handed to the RDMA CM, in ms. */
 #define RNVME_CM_TIMEOUT_MS		3000
@@ -168,6 +169,8 @@ struct rnvme_queue {
 	struct ib_send_wr	probe_inv;
 	unsigned long		probe_busy;
 	u32			probe_seq;
+	/* telemetry of this queue index (ctrl->tele[qid]), never NULL */
+	struct rnvme_qtele	*tele;
 };
 
 /* a signaled SEND is about to be posted on @queue (undone if the post fails) */
@@ -244,6 +247,13 @@ struct rnvme_request {
 	struct sg_table		sgt;
 	int			nents;
 	struct scatterlist	first_sgl[RNVME_INLINE_SG_CNT];
+	/* telemetry (telemetry.h): posted at tele_start, not yet counted ended */
+	u64			tele_start;
+	u32			tele_bytes;
+	u8			tele_class;
+	u8			tele_data;
+	bool			tele_requeued;
+	bool			tele_armed;
 };
 
 /**
@@ -320,6 +330,9 @@ struct rnvme_ctrl {
 	/* port of ibdev the admin queue last used (port events match it) */
 	u32			rdma_port;
 	struct rnvme_stats	stats;
+	/* telemetry per queue index, for the controller's lifetime */
+	struct rnvme_qtele	*tele;
+	u32			tele_nr;
 	struct nvme_ctrl	ctrl;
 };
 
@@ -342,6 +355,7 @@ extern int rnvme_ack_timeout;
 extern unsigned int rnvme_retry_count;
 extern unsigned int rnvme_ack_watchdog_ms;
 extern unsigned int rnvme_test_extra_work;
+extern bool rnvme_telemetry;
 struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id);
 void rnvme_device_put(struct rnvme_device *dev);
 void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl);
@@ -395,6 +409,30 @@ __printf(2, 3) void rnvme_record_error(struct rnvme_ctrl *ctrl,
 				       const char *fmt, ...);
 __printf(3, 4) void rnvme_record_attempt_error(struct rnvme_ctrl *ctrl, int seq,
 					       const char *fmt, ...);
+
+/* telemetry.c */
+extern struct bin_attribute *rnvme_tele_bin_attrs[];
+extern struct device_attribute dev_attr_telemetry_reset;
+extern struct device_attribute dev_attr_telemetry_layout;
+int rnvme_tele_alloc(struct rnvme_ctrl *ctrl);
+void rnvme_tele_free(struct rnvme_ctrl *ctrl);
+void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status);
+void rnvme_tele_host_ended(struct rnvme_queue *queue, struct request *rq);
+
+/*
+ * A work completion of @queue: counted by status, in its CQ context
+ * (telemetry.h says who writes what).
+ */
+static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
+{
+	if (!READ_ONCE(rnvme_telemetry))
+		return;
+	if (unlikely(queue->poll)) {
+		rnvme_tele_wc(queue, IB_WC_SUCCESS);
+		return;
+	}
+	queue->tele->cq.wc[IB_WC_SUCCESS]++;
+}
 
 /* mr.c */
 void rnvme_init_reg_wr(struct rnvme_request *req);

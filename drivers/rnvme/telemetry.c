@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnvme telemetry: the per-queue counters and latency histograms of
+ * telemetry.h, read through sysfs as one binary file per controller:
+ *
+ *   /sys/class/nvme/nvmeN/rnvme/telemetry         (RO, 0444) the records
+ *   /sys/class/nvme/nvmeN/rnvme/telemetry_layout  (RO) names of their words
+ *   /sys/class/nvme/nvmeN/rnvme/telemetry_reset   (WO, 0200) "1": zero them
+ *
+ * telemetry is an array of u64 in host byte order: a header of
+ * RNVME_TH_WORDS words, then one record per queue of the current
+ * association (admin queue first), each RNVME_TR_SCALARS counters followed
+ * by RNVME_TC_NR histograms of RNVME_HIST_BUCKETS buckets.  Every field has a
+ * fixed offset, so a reader in page-sized pieces always sees whole fields.
+ * Documentation/rnvme.rst ("Telemetry") says why sysfs and lists every
+ * counter; Documentation/ABI/testing/sysfs-class-nvme-rnvme the files.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+#include <linux/timekeeping.h>
+#include "rnvme.h"
+
+#define RNVME_TELE_MAGIC	0x314c4554454d564eULL	/* "NVMETEL1" */
+#define RNVME_TELE_VERSION	1
+
+/* header words */
+enum {
+	RNVME_TH_MAGIC,
+	RNVME_TH_VERSION,
+	RNVME_TH_HEADER_WORDS,
+	RNVME_TH_NR_QUEUES,
+	RNVME_TH_RECORD_WORDS,
+	RNVME_TH_SCALARS,
+	RNVME_TH_HIST_CLASSES,
+	RNVME_TH_HIST_BUCKETS,
+	RNVME_TH_HIST_MIN_SHIFT,
+	RNVME_TH_HIST_SUB_BITS,
+	RNVME_TH_ENABLED,
+	RNVME_TH_NS_SINCE_RESET,
+	RNVME_TH_WORDS,
+};
+
+static const char *const rnvme_th_names[RNVME_TH_WORDS] = {
+	"magic", "version", "header_words", "nr_queues", "record_words",
+	"scalars", "hist_classes", "hist_buckets", "hist_min_shift",
+	"hist_sub_bits", "enabled", "ns_since_reset",
+};
+
+/* record scalars; "G" marks a gauge, which a reset does not subtract */
+static const char *const rnvme_tr_names[] = {
+	"G qid", "G flags",
+	"submitted_read", "submitted_write", "submitted_other",
+	"bytes_read", "bytes_write", "bytes_other",
+	"data_none", "data_inline", "data_registered", "data_global_rkey",
+	"requeued",
+	"completed_read", "completed_write", "completed_other",
+	"latency_sum_ns_read", "latency_sum_ns_write", "latency_sum_ns_other",
+	"status_success", "status_generic", "status_command_specific",
+	"status_media", "status_path", "status_vendor", "status_reserved",
+	"status_dnr", "G status_last",
+	"host_aborted", "failovers", "rejected",
+	"keep_alive_count", "keep_alive_sum_ns", "G keep_alive_last_ns",
+	"G keep_alive_max_ns",
+	"G wr_posted", "G sends", "G sends_signaled",
+	"wc_success", "wc_loc_len_err", "wc_loc_qp_op_err",
+	"wc_loc_eec_op_err", "wc_loc_prot_err", "wc_wr_flush_err",
+	"wc_mw_bind_err", "wc_bad_resp_err", "wc_loc_access_err",
+	"wc_rem_inv_req_err", "wc_rem_access_err", "wc_rem_op_err",
+	"wc_retry_exc_err", "wc_rnr_retry_exc_err", "wc_loc_rdd_viol_err",
+	"wc_rem_inv_rd_req_err", "wc_rem_abort_err", "wc_inv_eecn_err",
+	"wc_inv_eec_state_err", "wc_fatal_err", "wc_resp_timeout_err",
+	"wc_general_err", "wc_unknown",
+};
+
+#define RNVME_TR_SCALARS	ARRAY_SIZE(rnvme_tr_names)
+#define RNVME_TR_WORDS		(RNVME_TR_SCALARS + \
+				 RNVME_TC_NR * RNVME_HIST_BUCKETS)
+
+static const char *const rnvme_tc_names[RNVME_TC_NR] = {
+	"read", "write", "other",
+};
+
+/* a counter read while its writer runs (it takes no lock for readers) */
+#define RNVME_TELE_READ(x)	data_race(READ_ONCE(x))
+
+/* serializes resets (readers need no lock: see rnvme_tele_read()) */
+static DEFINE_MUTEX(rnvme_tele_reset_lock);
+
+static bool rnvme_tr_gauge(unsigned int i)
+{
+	return rnvme_tr_names[i][0] == 'G' && rnvme_tr_names[i][1] == ' ';
+}
+
+/**
+ * rnvme_tele_alloc - allocate a new controller's telemetry
+ * @ctrl: a controller whose queue_count is its largest
+ *
+ * Return: 0 or -ENOMEM.  rnvme_tele_free() undoes it, also partly done.
+ */
+int rnvme_tele_alloc(struct rnvme_ctrl *ctrl)
+{
+	u32 i;
+
+	ctrl->tele = kvcalloc(ctrl->ctrl.queue_count, sizeof(*ctrl->tele),
+			      GFP_KERNEL);
+	if (!ctrl->tele)
+		return -ENOMEM;
+	ctrl->tele_nr = ctrl->ctrl.queue_count;
+	for (i = 0; i < ctrl->tele_nr; i++) {
+		struct rnvme_qtele *t = &ctrl->tele[i];
+
+		spin_lock_init(&t->cq_lock);
+		t->reset_ns = ktime_get_ns();
+		t->base = kvcalloc(RNVME_TR_WORDS, sizeof(u64), GFP_KERNEL);
+		if (!t->base)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* idempotent: the create path's unwind and free_ctrl may both call it */
+void rnvme_tele_free(struct rnvme_ctrl *ctrl)
+{
+	u32 i;
+
+	if (!ctrl->tele)
+		return;
+	for (i = 0; i < ctrl->tele_nr; i++)
+		kvfree(ctrl->tele[i].base);
+	kvfree(ctrl->tele);
+	ctrl->tele = NULL;
+	ctrl->tele_nr = 0;
+}
+
+/**
+ * rnvme_tele_wc - count a work completion of a queue by its status
+ * @queue:  the queue
+ * @status: the completion's status (untrusted range: counted as unknown
+ *          beyond the known ones)
+ *
+ * In the queue's CQ context; serialized on poll queues.
+ */
+void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status)
+{
+	struct rnvme_qtele *t = queue->tele;
+	u32 i = (u32)status < RNVME_TELE_WC_KNOWN ? status : RNVME_TELE_WC_KNOWN;
+	unsigned long flags;
+
+	if (unlikely(queue->poll)) {
+		spin_lock_irqsave(&t->cq_lock, flags);
+		t->cq.wc[i]++;
+		spin_unlock_irqrestore(&t->cq_lock, flags);
+		return;
+	}
+	t->cq.wc[i]++;
+}
+
+/**
+ * rnvme_tele_host_ended - a posted command ends without its response
+ * @queue: its queue
+ * @rq:    the request: cancelled by error recovery or teardown, or timed out
+ *
+ * Any context; its latency is not added to the histograms, which hold
+ * commands the target answered.
+ */
+void rnvme_tele_host_ended(struct rnvme_queue *queue, struct request *rq)
+{
+	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+
+	req->tele_armed = false;
+	atomic64_inc(&queue->tele->host_aborted);
+}
+
+/*
+ * The raw values of queue index @i in record layout (without histograms,
+ * which rnvme_tele_record() copies straight).
+ */
+static void rnvme_tele_scalars(struct rnvme_ctrl *ctrl, u32 i, u64 *w)
+{
+	struct rnvme_qtele *t = &ctrl->tele[i];
+	struct rnvme_queue *queue = &ctrl->queues[i];
+	const struct rnvme_tele_sub *s = &t->sub;
+	const struct rnvme_tele_cq *c = &t->cq;
+	unsigned int n = 0, k;
+
+	/* a statistic read while the queue runs: fields may be a bit apart */
+	w[n++] = i;
+	w[n++] = (queue->poll ? 1 : 0) |
+		 (test_bit(RNVME_Q_LIVE, &queue->flags) ? 2 : 0);
+	for (k = 0; k < RNVME_TC_NR; k++)
+		w[n++] = RNVME_TELE_READ((s->submitted[k]));
+	for (k = 0; k < RNVME_TC_NR; k++)
+		w[n++] = RNVME_TELE_READ((s->bytes[k]));
+	for (k = 0; k < RNVME_TD_NR; k++)
+		w[n++] = RNVME_TELE_READ((s->data[k]));
+	w[n++] = RNVME_TELE_READ((s->requeued));
+	for (k = 0; k < RNVME_TC_NR; k++)
+		w[n++] = RNVME_TELE_READ((c->completed[k]));
+	for (k = 0; k < RNVME_TC_NR; k++)
+		w[n++] = RNVME_TELE_READ((c->lat_sum_ns[k]));
+	for (k = 0; k < RNVME_TS_NR; k++)
+		w[n++] = RNVME_TELE_READ((c->status[k]));
+	w[n++] = RNVME_TELE_READ((c->status_last));
+	w[n++] = atomic64_read(&t->host_aborted);
+	w[n++] = atomic64_read(&t->failovers);
+	w[n++] = atomic64_read(&t->rejected);
+	w[n++] = RNVME_TELE_READ((c->ka_count));
+	w[n++] = RNVME_TELE_READ((c->ka_sum_ns));
+	w[n++] = RNVME_TELE_READ((c->ka_last_ns));
+	w[n++] = RNVME_TELE_READ((c->ka_max_ns));
+	w[n++] = RNVME_TELE_READ((queue->wr_posted));
+	w[n++] = (u32)atomic_read(&queue->send_seq);
+	w[n++] = RNVME_TELE_READ((queue->sends_signaled));
+	for (k = 0; k < RNVME_TELE_WC_NR; k++)
+		w[n++] = RNVME_TELE_READ((c->wc[k]));
+	WARN_ON_ONCE(n != RNVME_TR_SCALARS);
+}
+
+/* record @i as read: counters since the last reset, then the histograms */
+static void rnvme_tele_record(struct rnvme_ctrl *ctrl, u32 i, u64 *w)
+{
+	struct rnvme_qtele *t = &ctrl->tele[i];
+	const u64 *base = t->base;
+	unsigned int k, b;
+
+	rnvme_tele_scalars(ctrl, i, w);
+	for (k = 0; k < RNVME_TR_SCALARS; k++)
+		if (!rnvme_tr_gauge(k))
+			w[k] -= RNVME_TELE_READ((base[k]));
+	w += RNVME_TR_SCALARS;
+	base += RNVME_TR_SCALARS;
+	for (k = 0; k < RNVME_TC_NR; k++)
+		for (b = 0; b < RNVME_HIST_BUCKETS; b++)
+			*w++ = RNVME_TELE_READ((t->cq.hist[k][b])) -
+			       RNVME_TELE_READ((*base++));
+}
+
+static void rnvme_tele_header(struct rnvme_ctrl *ctrl, u32 nr, u64 *w)
+{
+	w[RNVME_TH_MAGIC] = RNVME_TELE_MAGIC;
+	w[RNVME_TH_VERSION] = RNVME_TELE_VERSION;
+	w[RNVME_TH_HEADER_WORDS] = RNVME_TH_WORDS;
+	w[RNVME_TH_NR_QUEUES] = nr;
+	w[RNVME_TH_RECORD_WORDS] = RNVME_TR_WORDS;
+	w[RNVME_TH_SCALARS] = RNVME_TR_SCALARS;
+	w[RNVME_TH_HIST_CLASSES] = RNVME_TC_NR;
+	w[RNVME_TH_HIST_BUCKETS] = RNVME_HIST_BUCKETS;
+	w[RNVME_TH_HIST_MIN_SHIFT] = RNVME_HIST_MIN_SHIFT;
+	w[RNVME_TH_HIST_SUB_BITS] = RNVME_HIST_SUB_BITS;
+	w[RNVME_TH_ENABLED] = READ_ONCE(rnvme_telemetry);
+	w[RNVME_TH_NS_SINCE_RESET] = ktime_get_ns() -
+				     READ_ONCE(ctrl->tele[0].reset_ns);
+}
+
+static struct rnvme_ctrl *rnvme_tele_ctrl(struct kobject *kobj)
+{
+	return to_rnvme_ctrl(dev_get_drvdata(kobj_to_dev(kobj)));
+}
+
+/* copy the part of @src (@len bytes at file offset @at) in [@off, @end) */
+static void rnvme_tele_copy(char *buf, loff_t off, loff_t end, const void *src,
+			    loff_t at, size_t len)
+{
+	loff_t from = max(off, at), to = min_t(loff_t, end, at + len);
+
+	if (from < to)
+		memcpy(buf + (from - off), src + (from - at), to - from);
+}
+
+/*
+ * Only the records a read overlaps are computed; a reader of the whole file
+ * in pieces gets each record from one moment (counters only grow, so a
+ * later piece is never older than an earlier one's view of it).
+ */
+static ssize_t rnvme_tele_read(struct file *file, struct kobject *kobj,
+			       struct bin_attribute *attr, char *buf,
+			       loff_t off, size_t count)
+{
+	struct rnvme_ctrl *ctrl = rnvme_tele_ctrl(kobj);
+	const size_t hdr_len = RNVME_TH_WORDS * sizeof(u64);
+	const size_t rec_len = RNVME_TR_WORDS * sizeof(u64);
+	u32 nr = min_t(u32, ctrl->ctrl.queue_count, ctrl->tele_nr);
+	loff_t total = hdr_len + (loff_t)nr * rec_len, end;
+	u64 hdr[RNVME_TH_WORDS];
+	u64 *rec;
+	u32 i;
+
+	if (off >= total)
+		return 0;
+	count = min_t(loff_t, count, total - off);
+	end = off + count;
+
+	if (off < hdr_len) {
+		rnvme_tele_header(ctrl, nr, hdr);
+		rnvme_tele_copy(buf, off, end, hdr, 0, hdr_len);
+	}
+	rec = kvmalloc(rec_len, GFP_KERNEL);
+	if (!rec)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		loff_t at = hdr_len + (loff_t)i * rec_len;
+
+		if (at >= end || at + (loff_t)rec_len <= off)
+			continue;
+		rnvme_tele_record(ctrl, i, rec);
+		rnvme_tele_copy(buf, off, end, rec, at, rec_len);
+	}
+	kvfree(rec);
+	return count;
+}
+
+static BIN_ATTR(telemetry, 0444, rnvme_tele_read, NULL, 0);
+
+struct bin_attribute *rnvme_tele_bin_attrs[] = {
+	&bin_attr_telemetry,
+	NULL,
+};
+
+static ssize_t telemetry_layout_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	int len, k;
+
+	len = sysfs_emit(buf, "version %d\nheader", RNVME_TELE_VERSION);
+	for (k = 0; k < RNVME_TH_WORDS; k++)
+		len += sysfs_emit_at(buf, len, " %s", rnvme_th_names[k]);
+	len += sysfs_emit_at(buf, len, "\nscalars");
+	for (k = 0; k < RNVME_TR_SCALARS; k++)
+		len += sysfs_emit_at(buf, len, " %s",
+				     rnvme_tr_names[k] +
+				     (rnvme_tr_gauge(k) ? 2 : 0));
+	len += sysfs_emit_at(buf, len, "\ngauges");
+	for (k = 0; k < RNVME_TR_SCALARS; k++)
+		if (rnvme_tr_gauge(k))
+			len += sysfs_emit_at(buf, len, " %s",
+					     rnvme_tr_names[k] + 2);
+	len += sysfs_emit_at(buf, len, "\nhistograms");
+	for (k = 0; k < RNVME_TC_NR; k++)
+		len += sysfs_emit_at(buf, len, " %s", rnvme_tc_names[k]);
+	len += sysfs_emit_at(buf, len, "\n");
+	return len;
+}
+DEVICE_ATTR_RO(telemetry_layout);
+
+/*
+ * "1": the counters start again from zero.  The current values become the
+ * base that reads subtract, so the queues' own counters are never written
+ * here (the gauges keep_alive_max_ns and status_last are cleared: a racing
+ * completion may set them again, which is what they are for).
+ */
+static ssize_t telemetry_reset_store(struct device *dev,
+				     struct device_attribute *attr,
+				     const char *buf, size_t count)
+{
+	struct rnvme_ctrl *ctrl = to_rnvme_ctrl(dev_get_drvdata(dev));
+	u64 *rec;
+	bool one;
+	u32 i, k;
+
+	if (kstrtobool(buf, &one) || !one)
+		return -EINVAL;
+	rec = kvmalloc_array(RNVME_TR_WORDS, sizeof(u64), GFP_KERNEL);
+	if (!rec)
+		return -ENOMEM;
+	mutex_lock(&rnvme_tele_reset_lock);
+	for (i = 0; i < ctrl->tele_nr; i++) {
+		struct rnvme_qtele *t = &ctrl->tele[i];
+		u64 *w = rec + RNVME_TR_SCALARS;
+
+		rnvme_tele_scalars(ctrl, i, rec);
+		for (k = 0; k < RNVME_TC_NR; k++) {
+			memcpy(w, t->cq.hist[k], sizeof(t->cq.hist[k]));
+			w += RNVME_HIST_BUCKETS;
+		}
+		for (k = 0; k < RNVME_TR_WORDS; k++)
+			WRITE_ONCE(t->base[k], rec[k]);
+		/* gauges: a racing completion may set them again, as it should */
+		data_race(t->cq.ka_max_ns = 0);
+		/* as above */
+		data_race(t->cq.status_last = 0);
+		WRITE_ONCE(t->reset_ns, ktime_get_ns());
+	}
+	mutex_unlock(&rnvme_tele_reset_lock);
+	kvfree(rec);
+	return count;
+}
+DEVICE_ATTR_WO(telemetry_reset);
