@@ -73,4 +73,26 @@ struct HostnqnArgs {
 Status run_hostnqn(Context& ctx, const HostnqnArgs& args);
 Action setup_hostnqn(CLI::App& sub);
 
+struct StatsArgs {
+  std::string ctrl;        // empty: every rnvme controller
+  bool prometheus = false;
+  bool reset = false;
+};
+// The telemetry of `ctrl` (or of every rnvme controller), with the RDMA ports' counters.
+Result<StatsReport> collect_stats(Context& ctx, const std::string& ctrl);
+Status run_stats(Context& ctx, const StatsArgs& args);
+Action setup_stats(CLI::App& sub);
+
+struct TopArgs {
+  std::string ctrl;
+  double interval = 2.0;      // seconds between refreshes
+  std::string sort = "iops";  // iops | latency
+  int iterations = 0;         // 0: until interrupted
+};
+Status run_top(Context& ctx, const TopArgs& args);
+// One frame of `top` (80 columns): rates over `secs` since `prev`, or averages since the reset.
+std::string render_top(const StatsReport* prev, const StatsReport& cur, double secs,
+                       const std::string& sort);
+Action setup_top(CLI::App& sub);
+
 }  // namespace rnvme
