@@ -88,9 +88,9 @@ std::string render_top(const StatsReport* prev, const StatsReport& cur, double s
     if (sort == "latency") return a.p99.value_or(0) > b.p99.value_or(0);
     return a.iops > b.iops;
   });
-  std::string o = fmt::format("rnvme top: {} controller(s), {} over {:.1f} s, sorted by {}\n",
-                              cur.ctrls.size(), prev ? "rates" : "averages since reset",
-                              prev ? secs : 0.0, sort == "latency" ? "p99 latency" : "IOPS");
+  std::string o = fmt::format("rnvme top: {} controller(s), {}, sorted by {}\n", cur.ctrls.size(),
+                              prev ? fmt::format("rates over {:.1f} s", secs) : "averages since the reset",
+                              sort == "latency" ? "p99 latency" : "IOPS");
   o += fmt::format("{:<10} {:>5} {:>10} {:>9} {:>9} {:>9} {:>8}\n", "ctrl", "queue", "IOPS", "MiB/s",
                    "p50", "p99", "errors");
   for (const auto& x : r)

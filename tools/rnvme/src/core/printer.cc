@@ -415,11 +415,11 @@ void Printer::print(const StatsReport& s) {
                t.rdma_device.empty() ? "-" : t.rdma_device, t.enabled ? "on" : "off",
                static_cast<double>(t.ns_since_reset) / 1e9);
     // 80 columns
-    fmt::print(out_, "{:>5} {:<5} {:>8} {:>8} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}\n", "queue",
+    fmt::print(out_, "{:>5} {:<5} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7}\n", "queue",
                "type", "reads", "writes", "other", "rd p50", "rd p99", "wr p50", "wr p99", "MiB rd",
                "MiB wr");
     for (const auto& q : t.queues) {
-      fmt::print(out_, "{:>5} {:<5} {:>8} {:>8} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7.1f} {:>7.1f}\n", q.qid,
+      fmt::print(out_, "{:>5} {:<5} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7.1f} {:>7.1f}\n", q.qid,
                  q.qid == 0 ? "admin" : q.poll ? "poll" : "io", q.get("completed_read"),
                  q.get("completed_write"), q.get("completed_other"),
                  short_ns(percentile_ns(t.geometry, q.hist.at("read"), 50)),
