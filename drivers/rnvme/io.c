@@ -725,6 +725,7 @@ static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	if (!req->sqe.data)
 		return -ENOMEM;
 	req->sqe_gen = 0;
+	req->tele_armed = false;
 	INIT_LIST_HEAD(&req->sqe_node);
 	INIT_LIST_HEAD(&req->park_node);
 	rnvme_init_reg_wr(req);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2317 # helpers are invoked indirectly (check, wait_for)
+# shellcheck disable=SC2317,SC2154 # helpers are invoked indirectly (check, wait_for); hist_*, io_*, all_*, pct_* come from eval "$(tel vars)"
 # 16-telemetry: the per-queue counters and latency histograms of
 # rnvme/telemetry (Documentation/rnvme.rst, "Telemetry"), decoded by
 # tests/lib/telemetry.py (not the rnvme tool):
