@@ -92,6 +92,15 @@ TEST(Stats, BadOrUnknownControllers) {
   EXPECT_NE(garbled.error().message.find("cannot decode"), std::string::npos);
 }
 
+TEST(Stats, SaysWhenCountingIsOff) {
+  TestEnv env;
+  add_sample(env);
+  env.fs.add("/sys/class/nvme/nvme0/rnvme/telemetry", testing::telemetry_blob_v1({{}}, 5, false));
+  ASSERT_TRUE(run_stats(env.ctx, {"nvme0", false, false}));
+  EXPECT_NE(env.out.str().find("telemetry off"), std::string::npos) << env.out.str();
+  EXPECT_NE(env.out.str().find("counting is off"), std::string::npos);
+}
+
 TEST(Stats, NoRnvmeControllers) {
   TestEnv env;
   testing::add_sample_controllers(env.fs);

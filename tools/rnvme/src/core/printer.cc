@@ -414,6 +414,8 @@ void Printer::print(const StatsReport& s) {
     fmt::print(out_, "{}  {}  telemetry {}, {:.1f} s since reset\n", t.device,
                t.rdma_device.empty() ? "-" : t.rdma_device, t.enabled ? "on" : "off",
                static_cast<double>(t.ns_since_reset) / 1e9);
+    if (!t.enabled)
+      fmt::print(out_, "  counting is off: echo 1 > /sys/module/rnvme/parameters/telemetry\n");
     // 80 columns
     fmt::print(out_, "{:>5} {:<5} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7}\n", "queue",
                "type", "reads", "writes", "other", "rd p50", "rd p99", "wr p50", "wr p99", "MiB rd",

@@ -159,10 +159,10 @@ std::string telemetry_layout_v1() {
   return s;
 }
 
-std::string telemetry_blob_v1(const std::vector<TeleQueue>& queues, uint64_t ns_since_reset) {
+std::string telemetry_blob_v1(const std::vector<TeleQueue>& queues, uint64_t ns_since_reset, bool enabled) {
   const uint64_t ns = v1_scalars().size(), nb = 210, rw = ns + 3 * nb;
-  std::vector<uint64_t> w = {0x314c4554454d564eULL, 1, 12, queues.size(), rw, ns, 3, nb, 10, 3, 1,
-                             ns_since_reset};
+  std::vector<uint64_t> w = {0x314c4554454d564eULL, 1, 12, queues.size(), rw, ns, 3, nb, 10, 3,
+                             enabled ? 1u : 0u, ns_since_reset};
   for (const auto& q : queues) {
     for (const auto& n : v1_scalars()) {
       uint64_t v = 0;

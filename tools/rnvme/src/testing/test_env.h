@@ -75,7 +75,8 @@ struct TeleQueue {
   std::map<std::string, std::map<int, uint64_t>> hist;   // class -> bucket -> count
 };
 std::string telemetry_layout_v1();
-std::string telemetry_blob_v1(const std::vector<TeleQueue>& queues, uint64_t ns_since_reset = 10000000000ULL);
+std::string telemetry_blob_v1(const std::vector<TeleQueue>& queues, uint64_t ns_since_reset = 10000000000ULL,
+                              bool enabled = true);
 // Both files, and rdma_device, under /sys/class/nvme/CTRL/rnvme/.
 void add_telemetry(FakeFileSystem& fs, const std::string& ctrl, const std::vector<TeleQueue>& queues,
                    const std::string& rdma_device = "rxe0");
