@@ -19,6 +19,8 @@ suite_begin
 [ "$HOST_DRIVER" = inbox ] && tap_skip_all "rnvme telemetry: the in-tree driver has none"
 
 fx_setup --nqn "$TEST_NQN" --backing brd --size 128 --port 1
+# on whatever the module's default (Documentation/bench.rst, "Telemetry")
+check "telemetry switched on" sh -c 'echo 1 > /sys/module/rnvme/parameters/telemetry'
 nvme_connect --ctrl-loss-tmo=60 --reconnect-delay=1 >/dev/null 2>&1 || bail "connect $TEST_NQN"
 ctrl=$(ctrls_for_nqn "$TEST_NQN")
 dev=$(wait_ns_dev "$ctrl" 30) || bail "no namespace for $TEST_NQN"

@@ -10,6 +10,8 @@ tool_begin
 
 [ "$HOST_DRIVER" = inbox ] && tap_skip_all "stats reads rnvme.ko's telemetry; the in-tree driver has none"
 fx_setup --nqn "$TEST_NQN" --backing brd --size 64 --port 1
+# on whatever the module's default (Documentation/bench.rst, "Telemetry")
+check "telemetry switched on" sh -c 'echo 1 > /sys/module/rnvme/parameters/telemetry'
 set_host_identity
 rn -o json connect --transport "$TRANSPORT" --traddr "$TGT_IP4" --trsvcid "$TGT_PORT" --nqn "$TEST_NQN"
 expect_rc "connect exits 0" 0
