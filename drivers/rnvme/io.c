@@ -218,34 +218,28 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
  * is posted with telemetry on, and counted ended exactly once: by
  * rnvme_tele_completed() when its end comes from the target (CQ context),
  * or by rnvme_tele_host_ended() when the host ends it (cancel, timeout).
+ * Every site tests the jump label first: with telemetry off the I/O path
+ * runs a NOP there, and one store (arming nothing).  Around a switch of the
+ * parameter a command in flight may be counted on one side only.
  */
 static __always_inline void rnvme_tele_arm(struct request *rq,
 					   struct rnvme_request *req,
 					   bool again)
 {
-	if (!READ_ONCE(rnvme_telemetry)) {
+	if (!static_branch_unlikely(&rnvme_tele_key)) {
 		req->tele_armed = false;
 		return;
 	}
-	switch (req_op(rq)) {
-	case REQ_OP_READ:
-		req->tele_class = RNVME_TC_READ;
-		break;
-	case REQ_OP_WRITE:
-		req->tele_class = RNVME_TC_WRITE;
-		break;
-	default:
-		req->tele_class = RNVME_TC_OTHER;
-		break;
-	}
-	if (!blk_rq_nr_phys_segments(rq))
-		req->tele_data = RNVME_TD_NONE;
+	/* REQ_OP_READ is 0, REQ_OP_WRITE 1: the rest is "other" */
+	req->tele_class = min_t(u32, req_op(rq), RNVME_TC_OTHER);
+	if (req->mr)
+		req->tele_data = RNVME_TD_REGISTERED;
 	else if (req->num_sge > 1)
 		req->tele_data = RNVME_TD_INLINE;
-	else if (req->mr)
-		req->tele_data = RNVME_TD_REGISTERED;
-	else
+	else if (blk_rq_nr_phys_segments(rq))
 		req->tele_data = RNVME_TD_GLOBAL_RKEY;
+	else
+		req->tele_data = RNVME_TD_NONE;
 	req->tele_bytes = blk_rq_payload_bytes(rq);
 	req->tele_requeued = again;
 	req->tele_armed = true;
@@ -288,8 +282,6 @@ static noinline void rnvme_tele_rare(struct rnvme_qtele *t,
 		if (status & RNVME_NVME_DNR)
 			t->cq.status[RNVME_TS_DNR]++;
 		t->cq.status_last = status;
-	} else {
-		t->cq.status[RNVME_TS_SUCCESS]++;
 	}
 	if (req->queue->qid == 0 &&
 	    cmd->common.opcode == nvme_admin_keep_alive) {
@@ -301,34 +293,53 @@ static noinline void rnvme_tele_rare(struct rnvme_qtele *t,
 	}
 }
 
+/*
+ * The completion counters proper.  Answered commands per class are the
+ * histogram's sums and successes what the error classes leave (telemetry.c
+ * derives both): the common case is two additions.
+ */
+static __always_inline void __rnvme_tele_completed(struct rnvme_qtele *t,
+						   struct rnvme_request *req,
+						   u64 ns, u16 status)
+{
+	u32 c = req->tele_class;
+
+	t->cq.lat_sum_ns[c] += ns;
+	t->cq.hist[c][rnvme_hist_bucket(ns)]++;
+	if (unlikely(status || !req->queue->qid))
+		rnvme_tele_rare(t, req, status, ns);
+}
+
+/* a poll queue's completions may be reaped by several pollers at once */
+static noinline void rnvme_tele_completed_poll(struct rnvme_qtele *t,
+					       struct rnvme_request *req,
+					       u64 ns, u16 status)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&t->cq_lock, flags);
+	__rnvme_tele_completed(t, req, ns, status);
+	spin_unlock_irqrestore(&t->cq_lock, flags);
+}
+
 static __always_inline void rnvme_tele_completed(struct rnvme_queue *queue,
 						 struct rnvme_request *req)
 {
-	struct rnvme_qtele *t = queue->tele;
 	u64 ns = ktime_get_ns() - req->tele_start;
 	/* the status field without the phase tag; any value is counted */
 	u16 status = le16_to_cpu(req->status) >> 1;
-	u32 c = req->tele_class;
-	unsigned long flags = 0;
 
 	req->tele_armed = false;
 	if (unlikely(queue->poll))
-		spin_lock_irqsave(&t->cq_lock, flags);
-	t->cq.completed[c]++;
-	t->cq.lat_sum_ns[c] += ns;
-	t->cq.hist[c][rnvme_hist_bucket(ns)]++;
-	if (likely(!status && queue->qid))
-		t->cq.status[RNVME_TS_SUCCESS]++;
+		rnvme_tele_completed_poll(queue->tele, req, ns, status);
 	else
-		rnvme_tele_rare(t, req, status, ns);
-	if (unlikely(queue->poll))
-		spin_unlock_irqrestore(&t->cq_lock, flags);
+		__rnvme_tele_completed(queue->tele, req, ns, status);
 }
 
 /* a command refused at dispatch: requeued by blk-mq, or failed */
 static void rnvme_tele_rejected(struct rnvme_queue *queue)
 {
-	if (READ_ONCE(rnvme_telemetry))
+	if (static_branch_unlikely(&rnvme_tele_key))
 		atomic64_inc(&queue->tele->rejected);
 }
 
@@ -337,14 +348,13 @@ static void rnvme_tele_rejected(struct rnvme_queue *queue)
  * hands it to another path (unless it has used up its retries, which only
  * nvme-core knows).  Cancelled commands end with HOST_ABORTED, a path status.
  */
-static void rnvme_tele_path_status(struct rnvme_queue *queue,
-				   struct request *rq)
+static noinline void rnvme_tele_path_status(struct rnvme_queue *queue,
+					    struct request *rq)
 {
 	u16 status = nvme_req(rq)->status;
 
-	if (READ_ONCE(rnvme_telemetry) && (rq->cmd_flags & REQ_NVME_MPATH) &&
-	    !blk_noretry_request(rq) && RNVME_NVME_SCT(status) == 3 &&
-	    !(status & RNVME_NVME_DNR))
+	if ((rq->cmd_flags & REQ_NVME_MPATH) && !blk_noretry_request(rq) &&
+	    RNVME_NVME_SCT(status) == 3 && !(status & RNVME_NVME_DNR))
 		atomic64_inc(&queue->tele->failovers);
 }
 
@@ -352,10 +362,12 @@ static void rnvme_complete_rq(struct request *rq)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 
-	if (unlikely(req->tele_armed))
-		rnvme_tele_host_ended(req->queue, rq);
-	if (unlikely(nvme_req(rq)->status))
-		rnvme_tele_path_status(req->queue, rq);
+	if (static_branch_unlikely(&rnvme_tele_key)) {
+		if (unlikely(req->tele_armed))
+			rnvme_tele_host_ended(req->queue, rq);
+		if (unlikely(nvme_req(rq)->status))
+			rnvme_tele_path_status(req->queue, rq);
+	}
 	rnvme_unmap_data(req->queue, rq);
 	nvme_complete_rq(rq);
 }
@@ -364,7 +376,7 @@ static __always_inline void __rnvme_end_request(struct rnvme_request *req)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
-	if (likely(req->tele_armed))
+	if (static_branch_unlikely(&rnvme_tele_key) && req->tele_armed)
 		rnvme_tele_completed(req->queue, req);
 
 	/* completes here unless blk-mq moved it to the submitting CPU */
@@ -783,7 +795,8 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	int qid = rnvme_queue_idx(queue);
 	bool ordered = qid && !queue->poll;
 	bool inline_data = req->num_sge > 1;
-	bool counted = req->tele_armed;
+	bool counted = static_branch_unlikely(&rnvme_tele_key) &&
+		       req->tele_armed;
 	unsigned long flags = 0;
 	bool signaled;
 	u32 seq, last;
@@ -838,7 +851,8 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	unsigned long qflags = READ_ONCE(queue->flags);
 	bool ready = qflags & BIT(RNVME_Q_LIVE);
 	/* prepared before: dispatched again (nvme-core retry, resource busy) */
-	bool again = rq->rq_flags & RQF_DONTPREP;
+	bool again = static_branch_unlikely(&rnvme_tele_key) &&
+		     (rq->rq_flags & RQF_DONTPREP);
 	struct ib_device *ibdev;
 	blk_status_t ret;
 	int err;

@@ -21,16 +21,6 @@ module_param_string(transport_name, rnvme_transport_name,
 MODULE_PARM_DESC(transport_name,
 	"NVMe-oF transport name to register (default: rdma; another name lets rnvme run beside the in-tree nvme-rdma)");
 
-/*
- * Per-queue counters and latency histograms (telemetry.c).  Switching it off
- * at run time stops counting new commands; those in flight are still counted
- * when they end.
- */
-bool rnvme_telemetry = true;
-module_param_named(telemetry, rnvme_telemetry, bool, 0644);
-MODULE_PARM_DESC(telemetry,
-	"Count commands, bytes, completions and latency per queue (sysfs rnvme/telemetry; default: true)");
-
 unsigned int rnvme_reconnect_backoff_max;
 module_param_named(reconnect_backoff_max, rnvme_reconnect_backoff_max, uint, 0644);
 

@@ -19,6 +19,7 @@
 #define RNVME_H
 
 #include <linux/blk-mq.h>
+#include <linux/jump_label.h>
 #include <linux/nvme.h>
 #include <linux/nvme-rdma.h>
 #include <linux/scatterlist.h>
@@ -356,6 +357,8 @@ extern unsigned int rnvme_retry_count;
 extern unsigned int rnvme_ack_watchdog_ms;
 extern unsigned int rnvme_test_extra_work;
 extern bool rnvme_telemetry;
+/* the telemetry parameter as a jump label: off, the fast path pays a NOP */
+DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
 struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id);
 void rnvme_device_put(struct rnvme_device *dev);
 void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl);
@@ -425,7 +428,7 @@ void rnvme_tele_host_ended(struct rnvme_queue *queue, struct request *rq);
  */
 static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
 {
-	if (!READ_ONCE(rnvme_telemetry))
+	if (!static_branch_unlikely(&rnvme_tele_key))
 		return;
 	if (unlikely(queue->poll)) {
 		rnvme_tele_wc(queue, IB_WC_SUCCESS);

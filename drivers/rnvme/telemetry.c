@@ -24,6 +24,36 @@
 #include <linux/timekeeping.h>
 #include "rnvme.h"
 
+/*
+ * The telemetry parameter and its jump label (see io.c): default off, since
+ * counting costs more than 2 % of the module's instructions per I/O
+ * (Documentation/bench.rst, "Telemetry").
+ */
+bool rnvme_telemetry;
+DEFINE_STATIC_KEY_FALSE(rnvme_tele_key);
+
+static int rnvme_tele_param_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_bool(val, kp);
+
+	if (ret)
+		return ret;
+	/* sysfs writes of one parameter are serialized (kernel_param_lock) */
+	if (READ_ONCE(rnvme_telemetry))
+		static_branch_enable(&rnvme_tele_key);
+	else
+		static_branch_disable(&rnvme_tele_key);
+	return 0;
+}
+
+static const struct kernel_param_ops rnvme_tele_param_ops = {
+	.set	= rnvme_tele_param_set,
+	.get	= param_get_bool,
+};
+module_param_cb(telemetry, &rnvme_tele_param_ops, &rnvme_telemetry, 0644);
+MODULE_PARM_DESC(telemetry,
+	"Count commands, bytes, completions and latency per queue (sysfs rnvme/telemetry; default: false)");
+
 #define RNVME_TELE_MAGIC	0x314c4554454d564eULL	/* "NVMETEL1" */
 #define RNVME_TELE_VERSION	1
 
@@ -185,7 +215,8 @@ static void rnvme_tele_scalars(struct rnvme_ctrl *ctrl, u32 i, u64 *w)
 	struct rnvme_queue *queue = &ctrl->queues[i];
 	const struct rnvme_tele_sub *s = &t->sub;
 	const struct rnvme_tele_cq *c = &t->cq;
-	unsigned int n = 0, k;
+	u64 answered[RNVME_TC_NR], errors;
+	unsigned int n = 0, k, b;
 
 	/* a statistic read while the queue runs: fields may be a bit apart */
 	w[n++] = i;
@@ -198,10 +229,22 @@ static void rnvme_tele_scalars(struct rnvme_ctrl *ctrl, u32 i, u64 *w)
 	for (k = 0; k < RNVME_TD_NR; k++)
 		w[n++] = RNVME_TELE_READ((s->data[k]));
 	w[n++] = RNVME_TELE_READ((s->requeued));
-	for (k = 0; k < RNVME_TC_NR; k++)
-		w[n++] = RNVME_TELE_READ((c->completed[k]));
+	/* answered: the histograms' sums */
+	for (k = 0; k < RNVME_TC_NR; k++) {
+		answered[k] = 0;
+		for (b = 0; b < RNVME_HIST_BUCKETS; b++)
+			answered[k] += RNVME_TELE_READ((c->hist[k][b]));
+		w[n++] = answered[k];
+	}
 	for (k = 0; k < RNVME_TC_NR; k++)
 		w[n++] = RNVME_TELE_READ((c->lat_sum_ns[k]));
+	/* successes: what the error classes leave (DNR is not a class) */
+	errors = 0;
+	for (k = 0; k < RNVME_TS_DNR; k++)
+		errors += RNVME_TELE_READ((c->status[k]));
+	answered[0] += answered[1] + answered[2];
+	/* a completion between the two reads: never below zero */
+	w[n++] = answered[0] > errors ? answered[0] - errors : 0;
 	for (k = 0; k < RNVME_TS_NR; k++)
 		w[n++] = RNVME_TELE_READ((c->status[k]));
 	w[n++] = RNVME_TELE_READ((c->status_last));

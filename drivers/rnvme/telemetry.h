@@ -46,9 +46,8 @@ enum {
 #define RNVME_TELE_WC_KNOWN	(IB_WC_GENERAL_ERR + 1)
 #define RNVME_TELE_WC_NR	(RNVME_TELE_WC_KNOWN + 1)
 
-/* NVMe status classes: success, the status code types, DNR */
+/* NVMe error status classes: the status code types, DNR */
 enum {
-	RNVME_TS_SUCCESS,
 	RNVME_TS_GENERIC,
 	RNVME_TS_CMD_SPECIFIC,
 	RNVME_TS_MEDIA,
@@ -67,7 +66,6 @@ struct rnvme_tele_sub {
 };
 
 struct rnvme_tele_cq {
-	u64	completed[RNVME_TC_NR];
 	u64	lat_sum_ns[RNVME_TC_NR];
 	u64	status[RNVME_TS_NR];
 	u64	status_last;
