@@ -214,160 +214,26 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
 }
 
 /*
- * Telemetry (telemetry.h says who writes what).  A command is armed when it
- * is posted with telemetry on, and counted ended exactly once: by
- * rnvme_tele_completed() when its end comes from the target (CQ context),
- * or by rnvme_tele_host_ended() when the host ends it (cancel, timeout).
- * Every site tests the jump label first: with telemetry off the I/O path
- * runs a NOP there, and one store (arming nothing).  Around a switch of the
- * parameter a command in flight may be counted on one side only.
+ * Telemetry (telemetry.c): each site tests the jump label first, so with
+ * telemetry off the I/O path runs a NOP there (and arming stores false);
+ * the counting itself is out of line.
  */
 static __always_inline void rnvme_tele_arm(struct request *rq,
 					   struct rnvme_request *req,
 					   bool again)
 {
-	if (!static_branch_unlikely(&rnvme_tele_key)) {
-		req->tele_armed = false;
-		return;
-	}
-	/* REQ_OP_READ is 0, REQ_OP_WRITE 1: the rest is "other" */
-	req->tele_class = min_t(u32, req_op(rq), RNVME_TC_OTHER);
-	if (req->mr)
-		req->tele_data = RNVME_TD_REGISTERED;
-	else if (req->num_sge > 1)
-		req->tele_data = RNVME_TD_INLINE;
-	else if (blk_rq_nr_phys_segments(rq))
-		req->tele_data = RNVME_TD_GLOBAL_RKEY;
-	else
-		req->tele_data = RNVME_TD_NONE;
-	req->tele_bytes = blk_rq_payload_bytes(rq);
-	req->tele_requeued = again;
-	req->tele_armed = true;
-	req->tele_start = ktime_get_ns();
-}
-
-/* add @d (1, or -1 to take back a failed post) to the submission counters */
-static __always_inline void rnvme_tele_submitted(struct rnvme_queue *queue,
-						 struct rnvme_request *req,
-						 bool locked, u64 d)
-{
-	struct rnvme_tele_sub *s = &queue->tele->sub;
-	unsigned long flags = 0;
-
-	if (!locked)
-		spin_lock_irqsave(&queue->post_lock, flags);
-	s->submitted[req->tele_class] += d;
-	s->bytes[req->tele_class] += d * req->tele_bytes;
-	s->data[req->tele_data] += d;
-	if (unlikely(req->tele_requeued))
-		s->requeued += d;
-	if (!locked)
-		spin_unlock_irqrestore(&queue->post_lock, flags);
-}
-
-/* a command answered with an error status, or an admin command */
-static noinline void rnvme_tele_rare(struct rnvme_qtele *t,
-				     struct rnvme_request *req, u16 status,
-				     u64 ns)
-{
-	static const u8 sct_class[8] = {
-		RNVME_TS_GENERIC, RNVME_TS_CMD_SPECIFIC, RNVME_TS_MEDIA,
-		RNVME_TS_PATH, RNVME_TS_RESERVED, RNVME_TS_RESERVED,
-		RNVME_TS_RESERVED, RNVME_TS_VENDOR,
-	};
-	struct nvme_command *cmd = req->sqe.data;
-
-	if (status) {
-		t->cq.status[sct_class[RNVME_NVME_SCT(status)]]++;
-		if (status & RNVME_NVME_DNR)
-			t->cq.status[RNVME_TS_DNR]++;
-		t->cq.status_last = status;
-	}
-	if (req->queue->qid == 0 &&
-	    cmd->common.opcode == nvme_admin_keep_alive) {
-		t->cq.ka_count++;
-		t->cq.ka_sum_ns += ns;
-		t->cq.ka_last_ns = ns;
-		if (ns > t->cq.ka_max_ns)
-			t->cq.ka_max_ns = ns;
-	}
-}
-
-/*
- * The completion counters proper.  Answered commands per class are the
- * histogram's sums and successes what the error classes leave (telemetry.c
- * derives both): the common case is two additions.
- */
-static __always_inline void __rnvme_tele_completed(struct rnvme_qtele *t,
-						   struct rnvme_request *req,
-						   u64 ns, u16 status)
-{
-	u32 c = req->tele_class;
-
-	t->cq.lat_sum_ns[c] += ns;
-	t->cq.hist[c][rnvme_hist_bucket(ns)]++;
-	if (unlikely(status || !req->queue->qid))
-		rnvme_tele_rare(t, req, status, ns);
-}
-
-/* a poll queue's completions may be reaped by several pollers at once */
-static noinline void rnvme_tele_completed_poll(struct rnvme_qtele *t,
-					       struct rnvme_request *req,
-					       u64 ns, u16 status)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&t->cq_lock, flags);
-	__rnvme_tele_completed(t, req, ns, status);
-	spin_unlock_irqrestore(&t->cq_lock, flags);
-}
-
-static __always_inline void rnvme_tele_completed(struct rnvme_queue *queue,
-						 struct rnvme_request *req)
-{
-	u64 ns = ktime_get_ns() - req->tele_start;
-	/* the status field without the phase tag; any value is counted */
-	u16 status = le16_to_cpu(req->status) >> 1;
-
-	req->tele_armed = false;
-	if (unlikely(queue->poll))
-		rnvme_tele_completed_poll(queue->tele, req, ns, status);
-	else
-		__rnvme_tele_completed(queue->tele, req, ns, status);
-}
-
-/* a command refused at dispatch: requeued by blk-mq, or failed */
-static void rnvme_tele_rejected(struct rnvme_queue *queue)
-{
 	if (static_branch_unlikely(&rnvme_tele_key))
-		atomic64_inc(&queue->tele->rejected);
-}
-
-/*
- * A command ending with a path status on a multipath controller: nvme-core
- * hands it to another path (unless it has used up its retries, which only
- * nvme-core knows).  Cancelled commands end with HOST_ABORTED, a path status.
- */
-static noinline void rnvme_tele_path_status(struct rnvme_queue *queue,
-					    struct request *rq)
-{
-	u16 status = nvme_req(rq)->status;
-
-	if ((rq->cmd_flags & REQ_NVME_MPATH) && !blk_noretry_request(rq) &&
-	    RNVME_NVME_SCT(status) == 3 && !(status & RNVME_NVME_DNR))
-		atomic64_inc(&queue->tele->failovers);
+		rnvme_tele_armed(rq, req, again);
+	else
+		req->tele_armed = false;
 }
 
 static void rnvme_complete_rq(struct request *rq)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 
-	if (static_branch_unlikely(&rnvme_tele_key)) {
-		if (unlikely(req->tele_armed))
-			rnvme_tele_host_ended(req->queue, rq);
-		if (unlikely(nvme_req(rq)->status))
-			rnvme_tele_path_status(req->queue, rq);
-	}
+	if (static_branch_unlikely(&rnvme_tele_key))
+		rnvme_tele_complete_rq(req->queue, rq);
 	rnvme_unmap_data(req->queue, rq);
 	nvme_complete_rq(rq);
 }
@@ -829,10 +695,8 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 			      req->mr ? &req->reg_wr.wr : NULL, signaled);
 	if (unlikely(err)) {
 		queue->last_sig_seq = last;
-		if (counted) {
+		if (counted)
 			rnvme_tele_submitted(queue, req, ordered, -1ULL);
-			req->tele_armed = false;
-		}
 	}
 	if (ordered)
 		spin_unlock_irqrestore(&queue->post_lock, flags);
@@ -868,7 +732,8 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	 */
 	if (unlikely(qflags & BIT(RNVME_Q_DISCONNECTED)) ||
 	    !nvme_check_ready(&queue->ctrl->ctrl, rq, ready)) {
-		rnvme_tele_rejected(queue);
+		if (static_branch_unlikely(&rnvme_tele_key))
+			rnvme_tele_rejected(queue);
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
 	}
 

@@ -420,21 +420,19 @@ extern struct device_attribute dev_attr_telemetry_layout;
 int rnvme_tele_alloc(struct rnvme_ctrl *ctrl);
 void rnvme_tele_free(struct rnvme_ctrl *ctrl);
 void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status);
-void rnvme_tele_host_ended(struct rnvme_queue *queue, struct request *rq);
+void rnvme_tele_armed(struct request *rq, struct rnvme_request *req,
+		      bool again);
+void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
+			  bool locked, u64 d);
+void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req);
+void rnvme_tele_complete_rq(struct rnvme_queue *queue, struct request *rq);
+void rnvme_tele_rejected(struct rnvme_queue *queue);
 
-/*
- * A work completion of @queue: counted by status, in its CQ context
- * (telemetry.h says who writes what).
- */
+/* a successful work completion of @queue, in its CQ context */
 static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
 {
-	if (!static_branch_unlikely(&rnvme_tele_key))
-		return;
-	if (unlikely(queue->poll)) {
+	if (static_branch_unlikely(&rnvme_tele_key))
 		rnvme_tele_wc(queue, IB_WC_SUCCESS);
-		return;
-	}
-	queue->tele->cq.wc[IB_WC_SUCCESS]++;
 }
 
 /* mr.c */

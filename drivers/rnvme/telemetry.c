@@ -189,20 +189,154 @@ void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status)
 	t->cq.wc[i]++;
 }
 
-/**
- * rnvme_tele_host_ended - a posted command ends without its response
- * @queue: its queue
- * @rq:    the request: cancelled by error recovery or teardown, or timed out
- *
- * Any context; its latency is not added to the histograms, which hold
- * commands the target answered.
+/*
+ * Counting.  The I/O path (io.c) calls these only with the jump label on.
+ * A command is armed when it is posted, and counted ended exactly once: by
+ * rnvme_tele_completed() when its end comes from the target (CQ context),
+ * or by rnvme_tele_complete_rq() when the host ends it (cancel, timeout).
+ * Around a switch of the parameter a command in flight may be counted on
+ * one side only.
  */
-void rnvme_tele_host_ended(struct rnvme_queue *queue, struct request *rq)
+
+/**
+ * rnvme_tele_armed - a command is about to be posted: note what it is
+ * @rq:    the request, its data mapped
+ * @req:   its PDU
+ * @again: it was prepared before (nvme-core retry, resource requeue)
+ */
+void rnvme_tele_armed(struct request *rq, struct rnvme_request *req,
+		      bool again)
 {
-	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+	/* REQ_OP_READ is 0, REQ_OP_WRITE 1: the rest is "other" */
+	req->tele_class = min_t(u32, req_op(rq), RNVME_TC_OTHER);
+	if (req->mr)
+		req->tele_data = RNVME_TD_REGISTERED;
+	else if (req->num_sge > 1)
+		req->tele_data = RNVME_TD_INLINE;
+	else if (blk_rq_nr_phys_segments(rq))
+		req->tele_data = RNVME_TD_GLOBAL_RKEY;
+	else
+		req->tele_data = RNVME_TD_NONE;
+	req->tele_bytes = blk_rq_payload_bytes(rq);
+	req->tele_requeued = again;
+	req->tele_armed = true;
+	req->tele_start = ktime_get_ns();
+}
+
+/**
+ * rnvme_tele_submitted - count an armed command's post, or take it back
+ * @queue:  its queue
+ * @req:    the command
+ * @locked: the caller holds @queue's post_lock
+ * @d:      1 before the post; -1 when the post failed (disarms it)
+ */
+void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
+			  bool locked, u64 d)
+{
+	struct rnvme_tele_sub *s = &queue->tele->sub;
+	unsigned long flags = 0;
+
+	if (!locked)
+		spin_lock_irqsave(&queue->post_lock, flags);
+	s->submitted[req->tele_class] += d;
+	s->bytes[req->tele_class] += d * req->tele_bytes;
+	s->data[req->tele_data] += d;
+	if (unlikely(req->tele_requeued))
+		s->requeued += d;
+	if (!locked)
+		spin_unlock_irqrestore(&queue->post_lock, flags);
+	if (d != 1)
+		req->tele_armed = false;
+}
+
+/* an error status, or an admin command (keep-alive round trips) */
+static void rnvme_tele_rare(struct rnvme_qtele *t, struct rnvme_request *req,
+			    u16 status, u64 ns)
+{
+	static const u8 sct_class[8] = {
+		RNVME_TS_GENERIC, RNVME_TS_CMD_SPECIFIC, RNVME_TS_MEDIA,
+		RNVME_TS_PATH, RNVME_TS_RESERVED, RNVME_TS_RESERVED,
+		RNVME_TS_RESERVED, RNVME_TS_VENDOR,
+	};
+	struct nvme_command *cmd = req->sqe.data;
+
+	if (status) {
+		t->cq.status[sct_class[RNVME_NVME_SCT(status)]]++;
+		if (status & RNVME_NVME_DNR)
+			t->cq.status[RNVME_TS_DNR]++;
+		t->cq.status_last = status;
+	}
+	if (req->queue->qid == 0 &&
+	    cmd->common.opcode == nvme_admin_keep_alive) {
+		t->cq.ka_count++;
+		t->cq.ka_sum_ns += ns;
+		t->cq.ka_last_ns = ns;
+		if (ns > t->cq.ka_max_ns)
+			t->cq.ka_max_ns = ns;
+	}
+}
+
+/**
+ * rnvme_tele_completed - the target answered an armed command
+ * @queue: its queue, in its CQ context
+ * @req:   the command, about to end
+ *
+ * Answered commands per class are the histograms' sums and successes what
+ * the error classes leave (rnvme_tele_scalars() derives both), so the common
+ * case is two additions.  A poll queue's completions may be reaped by
+ * several pollers at once: there it takes cq_lock.
+ */
+void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req)
+{
+	struct rnvme_qtele *t = queue->tele;
+	u64 ns = ktime_get_ns() - req->tele_start;
+	/* the status field without the phase tag; any value is counted */
+	u16 status = le16_to_cpu(req->status) >> 1;
+	u32 c = req->tele_class;
+	unsigned long flags = 0;
 
 	req->tele_armed = false;
-	atomic64_inc(&queue->tele->host_aborted);
+	if (unlikely(queue->poll))
+		spin_lock_irqsave(&t->cq_lock, flags);
+	t->cq.lat_sum_ns[c] += ns;
+	t->cq.hist[c][rnvme_hist_bucket(ns)]++;
+	if (unlikely(status || !queue->qid))
+		rnvme_tele_rare(t, req, status, ns);
+	if (unlikely(queue->poll))
+		spin_unlock_irqrestore(&t->cq_lock, flags);
+}
+
+/**
+ * rnvme_tele_complete_rq - a request of @queue ends (blk-mq's complete)
+ * @queue: its queue
+ * @rq:    the request
+ *
+ * Any context.  Still armed: the host ended it without an answer (cancelled
+ * by error recovery or teardown, or timed out); its latency does not go into
+ * the histograms, which hold answered commands.  Ending with a path status
+ * on a multipath controller: nvme-core hands it to another path (unless it
+ * has used up its retries, which only nvme-core knows); cancelled commands
+ * end with HOST_ABORTED, a path status.
+ */
+void rnvme_tele_complete_rq(struct rnvme_queue *queue, struct request *rq)
+{
+	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+	u16 status = nvme_req(rq)->status;
+
+	if (unlikely(req->tele_armed)) {
+		req->tele_armed = false;
+		atomic64_inc(&queue->tele->host_aborted);
+	}
+	if (unlikely(status) && (rq->cmd_flags & REQ_NVME_MPATH) &&
+	    !blk_noretry_request(rq) && RNVME_NVME_SCT(status) == 3 &&
+	    !(status & RNVME_NVME_DNR))
+		atomic64_inc(&queue->tele->failovers);
+}
+
+/* a command refused at dispatch (queue not ready): requeued, or failed */
+void rnvme_tele_rejected(struct rnvme_queue *queue)
+{
+	atomic64_inc(&queue->tele->rejected);
 }
 
 /*
