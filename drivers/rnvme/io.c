@@ -676,8 +676,12 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	if (ordered)
 		spin_lock_irqsave(&queue->post_lock, flags);
 	/* counted before the post: the completion may come at once */
-	if (counted)
-		rnvme_tele_submitted(queue, req, ordered, 1);
+	if (counted) {
+		if (ordered)
+			rnvme_tele_submitted_locked(queue, req);
+		else
+			rnvme_tele_submitted(queue, req, false, 1);
+	}
 	seq = atomic_inc_return(&queue->send_seq);
 	signaled = rnvme_send_signaled(qid, queue->poll, req->mr, inline_data,
 				       seq, seq - READ_ONCE(queue->rsp_count));
@@ -730,10 +734,12 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	 * Nothing posted on a connection the target closed gets an answer:
 	 * fail or requeue at once (a Fabrics Connect fails: it is failfast).
 	 */
-	if (unlikely(qflags & BIT(RNVME_Q_DISCONNECTED)) ||
-	    !nvme_check_ready(&queue->ctrl->ctrl, rq, ready)) {
-		if (static_branch_unlikely(&rnvme_tele_key))
-			rnvme_tele_rejected(queue);
+	if (unlikely(qflags & BIT(RNVME_Q_DISCONNECTED))) {
+		rnvme_tele_rejected(queue);
+		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
+	}
+	if (!nvme_check_ready(&queue->ctrl->ctrl, rq, ready)) {
+		rnvme_tele_rejected(queue);
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
 	}
 

@@ -431,8 +431,25 @@ void rnvme_tele_rejected(struct rnvme_queue *queue);
 /* a successful work completion of @queue, in its CQ context */
 static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
 {
-	if (static_branch_unlikely(&rnvme_tele_key))
+	if (!static_branch_unlikely(&rnvme_tele_key))
+		return;
+	if (likely(!queue->poll))
+		queue->tele->cq.wc[IB_WC_SUCCESS]++;
+	else
 		rnvme_tele_wc(queue, IB_WC_SUCCESS);
+}
+
+/* an armed command's post, counted under @queue's post_lock, held */
+static inline void rnvme_tele_submitted_locked(struct rnvme_queue *queue,
+					       struct rnvme_request *req)
+{
+	struct rnvme_tele_sub *s = &queue->tele->sub;
+
+	s->submitted[req->tele_class]++;
+	s->bytes[req->tele_class] += req->tele_bytes;
+	s->data[req->tele_data]++;
+	if (unlikely(req->tele_requeued))
+		s->requeued++;
 }
 
 /* mr.c */

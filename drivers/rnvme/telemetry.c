@@ -336,7 +336,8 @@ void rnvme_tele_complete_rq(struct rnvme_queue *queue, struct request *rq)
 /* a command refused at dispatch (queue not ready): requeued, or failed */
 void rnvme_tele_rejected(struct rnvme_queue *queue)
 {
-	atomic64_inc(&queue->tele->rejected);
+	if (static_branch_unlikely(&rnvme_tele_key))
+		atomic64_inc(&queue->tele->rejected);
 }
 
 /*
