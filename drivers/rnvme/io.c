@@ -219,13 +219,18 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
  * the counting itself is out of line.
  */
 static __always_inline void rnvme_tele_arm(struct request *rq,
-					   struct rnvme_request *req,
-					   bool again)
+					   struct rnvme_request *req)
 {
 	if (static_branch_unlikely(&rnvme_tele_key))
-		rnvme_tele_armed(rq, req, again);
+		rnvme_tele_armed(rq, req);
 	else
 		req->tele_armed = false;
+}
+
+/* tested at each site: a flag kept across the post would cost a register */
+static __always_inline bool rnvme_tele_counting(struct rnvme_request *req)
+{
+	return static_branch_unlikely(&rnvme_tele_key) && req->tele_armed;
 }
 
 static void rnvme_complete_rq(struct request *rq)
@@ -661,8 +666,6 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	int qid = rnvme_queue_idx(queue);
 	bool ordered = qid && !queue->poll;
 	bool inline_data = req->num_sge > 1;
-	bool counted = static_branch_unlikely(&rnvme_tele_key) &&
-		       req->tele_armed;
 	unsigned long flags = 0;
 	bool signaled;
 	u32 seq, last;
@@ -676,7 +679,7 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	if (ordered)
 		spin_lock_irqsave(&queue->post_lock, flags);
 	/* counted before the post: the completion may come at once */
-	if (counted) {
+	if (rnvme_tele_counting(req)) {
 		if (ordered)
 			rnvme_tele_submitted_locked(queue, req);
 		else
@@ -699,7 +702,7 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 			      req->mr ? &req->reg_wr.wr : NULL, signaled);
 	if (unlikely(err)) {
 		queue->last_sig_seq = last;
-		if (counted)
+		if (rnvme_tele_counting(req))
 			rnvme_tele_submitted(queue, req, ordered, -1ULL);
 	}
 	if (ordered)
@@ -718,14 +721,15 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct nvme_command *c = nvme_req(rq)->cmd;
 	unsigned long qflags = READ_ONCE(queue->flags);
 	bool ready = qflags & BIT(RNVME_Q_LIVE);
-	/* prepared before: dispatched again (nvme-core retry, resource busy) */
-	bool again = static_branch_unlikely(&rnvme_tele_key) &&
-		     (rq->rq_flags & RQF_DONTPREP);
 	struct ib_device *ibdev;
 	blk_status_t ret;
 	int err;
 
 	WARN_ON_ONCE(rq->tag < 0);
+
+	/* prepared before: dispatched again (nvme-core retry, resource busy) */
+	if (static_branch_unlikely(&rnvme_tele_key))
+		req->tele_requeued = !!(rq->rq_flags & RQF_DONTPREP);
 
 	if (unlikely(rnvme_test_extra_work))
 		rnvme_test_burn(READ_ONCE(rnvme_test_extra_work));
@@ -767,7 +771,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 
 	sqe->cqe.done = rnvme_send_done;
-	rnvme_tele_arm(rq, req, again);
+	rnvme_tele_arm(rq, req);
 	ib_dma_sync_single_for_device(ibdev, sqe->dma,
 				      sizeof(struct nvme_command),
 				      DMA_TO_DEVICE);

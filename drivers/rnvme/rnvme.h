@@ -420,8 +420,7 @@ extern struct device_attribute dev_attr_telemetry_layout;
 int rnvme_tele_alloc(struct rnvme_ctrl *ctrl);
 void rnvme_tele_free(struct rnvme_ctrl *ctrl);
 void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status);
-void rnvme_tele_armed(struct request *rq, struct rnvme_request *req,
-		      bool again);
+void rnvme_tele_armed(struct request *rq, struct rnvme_request *req);
 void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
 			  bool locked, u64 d);
 void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req);

@@ -201,11 +201,9 @@ void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status)
 /**
  * rnvme_tele_armed - a command is about to be posted: note what it is
  * @rq:    the request, its data mapped
- * @req:   its PDU
- * @again: it was prepared before (nvme-core retry, resource requeue)
+ * @req:   its PDU (tele_requeued already set by queue_rq)
  */
-void rnvme_tele_armed(struct request *rq, struct rnvme_request *req,
-		      bool again)
+void rnvme_tele_armed(struct request *rq, struct rnvme_request *req)
 {
 	/* REQ_OP_READ is 0, REQ_OP_WRITE 1: the rest is "other" */
 	req->tele_class = min_t(u32, req_op(rq), RNVME_TC_OTHER);
@@ -218,7 +216,6 @@ void rnvme_tele_armed(struct request *rq, struct rnvme_request *req,
 	else
 		req->tele_data = RNVME_TD_NONE;
 	req->tele_bytes = blk_rq_payload_bytes(rq);
-	req->tele_requeued = again;
 	req->tele_armed = true;
 	req->tele_start = ktime_get_ns();
 }
