@@ -46,7 +46,8 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op)
 	struct rnvme_queue *queue = wc->qp->qp_context;
 	struct rnvme_ctrl *ctrl = queue->ctrl;
 
-	rnvme_tele_wc(queue, wc->status);
+	if (static_branch_unlikely(&rnvme_tele_key))
+		rnvme_tele_wc(queue, wc->status);
 	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
 		dev_info_ratelimited(ctrl->ctrl.device,
 				     "queue %d: %s failed: %s (%d)\n",
