@@ -1,10 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
-#include <iostream>
 #include <regex>
-#include <thread>
 
 #include "cmd/commands.h"
 #include "sys/sysfs.h"

@@ -92,6 +92,21 @@ TEST(Stats, BadOrUnknownControllers) {
   EXPECT_NE(garbled.error().message.find("cannot decode"), std::string::npos);
 }
 
+TEST(Stats, LongCounterLinesWrapAt80) {
+  TestEnv env;
+  add_sample(env);
+  std::map<std::string, uint64_t> many;
+  for (const char* n : {"wc_wr_flush_err", "wc_retry_exc_err", "wc_rnr_retry_exc_err", "wc_rem_access_err",
+                        "wc_loc_prot_err", "wc_fatal_err", "wc_general_err", "wc_unknown"})
+    many[n] = 123456789;
+  testing::add_telemetry(env.fs, "nvme0", {TeleQueue{1, 2, many, {}}});
+  ASSERT_TRUE(run_stats(env.ctx, {"nvme0", false, false}));
+  std::istringstream in(env.out.str());
+  int lines = 0;
+  for (std::string line; std::getline(in, line); lines++) EXPECT_LE(line.size(), 80u) << line;
+  EXPECT_NE(env.out.str().find("unknown 123456789"), std::string::npos);
+}
+
 TEST(Stats, SaysWhenCountingIsOff) {
   TestEnv env;
   add_sample(env);

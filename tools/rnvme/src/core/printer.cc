@@ -349,6 +349,26 @@ std::string short_ns(std::optional<uint64_t> ns) {
   return fmt::format("{:.3g}s", v / 1e9);
 }
 
+// `label` and " name value" pairs, wrapped before column 80 (pairs stay whole)
+void wrapped(std::ostream& os, const std::string& label, const std::string& items) {
+  std::string line = label;
+  size_t i = 0;
+  while (i < items.size()) {
+    // one " name value" pair: up to the space before the next name
+    size_t j = items.find(' ', i + 1);
+    j = j == std::string::npos ? items.size() : items.find(' ', j + 1);
+    if (j == std::string::npos) j = items.size();
+    const std::string pair = items.substr(i, j - i);
+    if (line.size() + pair.size() > 79 && line.size() > label.size()) {
+      fmt::print(os, "{}\n", line);
+      line = "   ";
+    }
+    line += pair;
+    i = j;
+  }
+  fmt::print(os, "{}\n", line);
+}
+
 nlohmann::json latency_json(const CtrlTelemetry& t, const std::vector<uint64_t>& h, uint64_t sum) {
   nlohmann::json j;
   uint64_t count = 0;
@@ -442,8 +462,8 @@ void Printer::print(const StatsReport& s) {
         st += fmt::format(" {} {}", n.substr(7), sum(n.c_str()));
       if (n.rfind("wc_", 0) == 0 && sum(n.c_str())) wc += fmt::format(" {} {}", n.substr(3), sum(n.c_str()));
     }
-    fmt::print(out_, "  nvme status:{}\n", st.empty() ? " -" : st);
-    fmt::print(out_, "  work completions:{}\n", wc.empty() ? " -" : wc);
+    wrapped(out_, "  nvme status:", st.empty() ? " -" : st);
+    wrapped(out_, "  work completions:", wc.empty() ? " -" : wc);
     if (uint64_t n = sum("keep_alive_count")) {
       uint64_t mx = 0, last = 0;
       for (const auto& q : t.queues) {
@@ -454,16 +474,9 @@ void Printer::print(const StatsReport& s) {
                  short_ns(sum("keep_alive_sum_ns") / n), short_ns(last), short_ns(mx));
     }
     if (!t.rdma_counters.empty()) {
-      std::string line = "  " + t.rdma_device + ":";
-      for (const auto& [k, v] : t.rdma_counters) {
-        std::string item = fmt::format(" {} {}", k, v);
-        if (line.size() + item.size() > 79) {
-          fmt::print(out_, "{}\n", line);
-          line = "   ";
-        }
-        line += item;
-      }
-      fmt::print(out_, "{}\n", line);
+      std::string items;
+      for (const auto& [k, v] : t.rdma_counters) items += fmt::format(" {} {}", k, v);
+      wrapped(out_, "  " + t.rdma_device + ":", items);
     }
   }
 }
