@@ -37,6 +37,8 @@ PKGS=(
 	qemu-system-x86 busybox-static cpio xz-utils gzip kmod util-linux procps file
 	# guest tests (jq: the tool's suites read its JSON; linux-perf: make bench)
 	fio nvme-cli rdma-core iproute2 ibverbs-utils python3 jq linux-perf
+	# tool suite 08-stats: a real Prometheus text parser for rnvme stats --prometheus
+	python3-prometheus-client
 	# module build
 	build-essential pahole
 	# debug kernel build (tests/debug-kernel/build.sh)

@@ -904,6 +904,7 @@ static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
 		rnvme_ctrl_list_del(ctrl);
 		nvmf_free_options(nctrl->opts);
 	}
+	rnvme_tele_free(ctrl);
 	kfree(ctrl->queues);
 	kfree(ctrl);
 }
@@ -1037,6 +1038,9 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 			       GFP_KERNEL);
 	if (!ctrl->queues)
 		goto out_unclaim;
+	ret = rnvme_tele_alloc(ctrl);
+	if (ret)
+		goto out_free_queues;
 
 	rnvme_ctrl_ops.name = rnvme_transport_name;
 	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &rnvme_ctrl_ops, 0);
@@ -1075,6 +1079,7 @@ out_put_ctrl:
 		ret = -EIO;
 	return ERR_PTR(ret);
 out_free_queues:
+	rnvme_tele_free(ctrl);
 	kfree(ctrl->queues);
 	/* nvme_init_ctrl() failed: its device and name are gone */
 	ctrl->ctrl.device = NULL;

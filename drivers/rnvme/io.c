@@ -46,6 +46,8 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op)
 	struct rnvme_queue *queue = wc->qp->qp_context;
 	struct rnvme_ctrl *ctrl = queue->ctrl;
 
+	if (static_branch_unlikely(&rnvme_tele_key))
+		rnvme_tele_wc(queue, wc->status);
 	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
 		dev_info_ratelimited(ctrl->ctrl.device,
 				     "queue %d: %s failed: %s (%d)\n",
@@ -212,10 +214,32 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
 	sg_free_table_chained(&req->sgt, RNVME_INLINE_SG_CNT);
 }
 
+/*
+ * Telemetry (telemetry.c): each site tests the jump label first, so with
+ * telemetry off the I/O path runs a NOP there (and arming stores false);
+ * the counting itself is out of line.
+ */
+static __always_inline void rnvme_tele_arm(struct request *rq,
+					   struct rnvme_request *req)
+{
+	if (static_branch_unlikely(&rnvme_tele_key))
+		rnvme_tele_armed(rq, req);
+	else
+		req->tele_armed = false;
+}
+
+/* tested at each site: a flag kept across the post would cost a register */
+static __always_inline bool rnvme_tele_counting(struct rnvme_request *req)
+{
+	return static_branch_unlikely(&rnvme_tele_key) && req->tele_armed;
+}
+
 static void rnvme_complete_rq(struct request *rq)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 
+	if (static_branch_unlikely(&rnvme_tele_key))
+		rnvme_tele_complete_rq(req->queue, rq);
 	rnvme_unmap_data(req->queue, rq);
 	nvme_complete_rq(rq);
 }
@@ -223,6 +247,9 @@ static void rnvme_complete_rq(struct request *rq)
 static __always_inline void __rnvme_end_request(struct rnvme_request *req)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
+
+	if (static_branch_unlikely(&rnvme_tele_key) && req->tele_armed)
+		rnvme_tele_completed(req->queue, req);
 
 	/* completes here unless blk-mq moved it to the submitting CPU */
 	if (!nvme_try_complete_req(rq, req->status, req->result))
@@ -250,6 +277,7 @@ static void rnvme_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		rnvme_wr_error(cq, wc, "SEND");
 		return;
 	}
+	rnvme_tele_wc_ok(req->queue);
 	rnvme_send_completed(req->queue, req->send_seq);
 	if (unlikely(!list_empty(&req->queue->parked)))
 		rnvme_unpark(req->queue);
@@ -265,6 +293,7 @@ static void rnvme_async_done(struct ib_cq *cq, struct ib_wc *wc)
 		rnvme_wr_error(cq, wc, "ASYNC");
 		return;
 	}
+	rnvme_tele_wc_ok(queue);
 	/* the admin queue signals every SEND: nothing to retire */
 	rnvme_send_completed(queue, READ_ONCE(queue->retired_seq));
 }
@@ -544,6 +573,7 @@ void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rnvme_wr_error(cq, wc, "RECV");
 		return;
 	}
+	rnvme_tele_wc_ok(queue);
 
 	if (unlikely(wc->byte_len < len)) {
 		dev_err(queue->ctrl->ctrl.device,
@@ -585,6 +615,7 @@ static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	if (!req->sqe.data)
 		return -ENOMEM;
 	req->sqe_gen = 0;
+	req->tele_armed = false;
 	INIT_LIST_HEAD(&req->sqe_node);
 	INIT_LIST_HEAD(&req->park_node);
 	rnvme_init_reg_wr(req);
@@ -654,6 +685,13 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	 */
 	if (ordered)
 		spin_lock_irqsave(&queue->post_lock, flags);
+	/* counted before the post: the completion may come at once */
+	if (rnvme_tele_counting(req)) {
+		if (ordered)
+			rnvme_tele_submitted_locked(queue, req);
+		else
+			rnvme_tele_submitted(queue, req, false, 1);
+	}
 	seq = atomic_inc_return(&queue->send_seq);
 	signaled = rnvme_send_signaled(qid, queue->poll, req->mr, inline_data,
 				       seq, seq - READ_ONCE(queue->rsp_count));
@@ -669,8 +707,11 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	}
 	err = rnvme_post_send(queue, &req->sqe, req->sge, req->num_sge,
 			      req->mr ? &req->reg_wr.wr : NULL, signaled);
-	if (unlikely(err))
+	if (unlikely(err)) {
 		queue->last_sig_seq = last;
+		if (rnvme_tele_counting(req))
+			rnvme_tele_submitted(queue, req, ordered, -1ULL);
+	}
 	if (ordered)
 		spin_unlock_irqrestore(&queue->post_lock, flags);
 	return err;
@@ -693,6 +734,10 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	WARN_ON_ONCE(rq->tag < 0);
 
+	/* prepared before: dispatched again (nvme-core retry, resource busy) */
+	if (static_branch_unlikely(&rnvme_tele_key))
+		req->tele_requeued = !!(rq->rq_flags & RQF_DONTPREP);
+
 	if (unlikely(rnvme_test_extra_work))
 		rnvme_test_burn(READ_ONCE(rnvme_test_extra_work));
 
@@ -700,10 +745,14 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	 * Nothing posted on a connection the target closed gets an answer:
 	 * fail or requeue at once (a Fabrics Connect fails: it is failfast).
 	 */
-	if (unlikely(qflags & BIT(RNVME_Q_DISCONNECTED)))
+	if (unlikely(qflags & BIT(RNVME_Q_DISCONNECTED))) {
+		rnvme_tele_rejected(queue);
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
-	if (!nvme_check_ready(&queue->ctrl->ctrl, rq, ready))
+	}
+	if (!nvme_check_ready(&queue->ctrl->ctrl, rq, ready)) {
+		rnvme_tele_rejected(queue);
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
+	}
 
 	/* first use of this request on this association: map its SQE */
 	if (unlikely(req->sqe_gen != queue->sqe_gen) &&
@@ -729,6 +778,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 
 	sqe->cqe.done = rnvme_send_done;
+	rnvme_tele_arm(rq, req);
 	ib_dma_sync_single_for_device(ibdev, sqe->dma,
 				      sizeof(struct nvme_command),
 				      DMA_TO_DEVICE);

@@ -6,6 +6,7 @@
 #ifndef RNVME_LOGIC_H
 #define RNVME_LOGIC_H
 
+#include <linux/bitops.h>
 #include <linux/types.h>
 #include <linux/blk-mq.h>
 #include <linux/nvme.h>
@@ -231,6 +232,37 @@ static inline bool rnvme_send_signaled(int qid, bool poll, bool after_reg,
 		return false;
 	return poll || inflight < RNVME_PARK_MIN_INFLIGHT;
 }
+/*
+ * Latency histogram of the telemetry (telemetry.c): log-linear in
+ * nanoseconds.  Bucket 0 holds everything below 2^RNVME_HIST_MIN_SHIFT ns
+ * (1.024 us); then each power of two up to 2^(RNVME_HIST_MIN_SHIFT +
+ * RNVME_HIST_OCTAVES) ns (68.7 s) is split into 2^RNVME_HIST_SUB_BITS equal
+ * sub-buckets; the last bucket holds everything longer.
+ */
+#define RNVME_HIST_MIN_SHIFT	10
+#define RNVME_HIST_SUB_BITS	3
+#define RNVME_HIST_OCTAVES	26
+#define RNVME_HIST_BUCKETS	(2 + (RNVME_HIST_OCTAVES << RNVME_HIST_SUB_BITS))
+
+/* the histogram bucket of a latency of @ns nanoseconds */
+static inline u32 rnvme_hist_bucket(u64 ns)
+{
+	u32 e;
+
+	if (ns < (1ULL << RNVME_HIST_MIN_SHIFT))
+		return 0;
+	e = fls64(ns) - 1;
+	if (e >= RNVME_HIST_MIN_SHIFT + RNVME_HIST_OCTAVES)
+		return RNVME_HIST_BUCKETS - 1;
+	return 1 + ((e - RNVME_HIST_MIN_SHIFT) << RNVME_HIST_SUB_BITS) +
+	       ((ns >> (e - RNVME_HIST_SUB_BITS)) &
+		((1U << RNVME_HIST_SUB_BITS) - 1));
+}
+
+/* NVMe status field (CQE DW3 bits 31:17, i.e. without the phase tag) */
+#define RNVME_NVME_SCT(status)	(((status) >> 8) & 0x7)
+#define RNVME_NVME_DNR		0x4000
+
 int rnvme_parse_ack_watchdog(const char *val, u32 *ms);
 
 u32 rnvme_max_fr_pages_for(u32 max_fast_reg_page_list_len);

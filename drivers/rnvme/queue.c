@@ -296,6 +296,7 @@ static void rnvme_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 		rnvme_wr_error(cq, wc, "watchdog probe");
 		return;
 	}
+	rnvme_tele_wc_ok(queue);
 	rnvme_send_completed(queue, queue->probe_seq);
 	clear_bit(0, &queue->probe_busy);
 	if (!list_empty(&queue->parked))
@@ -545,6 +546,7 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 
 	memset(queue, 0, sizeof(*queue));
 	queue->qid = idx;
+	queue->tele = &ctrl->tele[idx];
 	mutex_init(&queue->queue_lock);
 	init_completion(&queue->cm_done);
 	queue->ctrl = ctrl;

@@ -19,6 +19,7 @@
 #define RNVME_H
 
 #include <linux/blk-mq.h>
+#include <linux/jump_label.h>
 #include <linux/nvme.h>
 #include <linux/nvme-rdma.h>
 #include <linux/scatterlist.h>
@@ -27,6 +28,7 @@
 
 #include <rnvme/compat.h>
 #include "logic.h"
+#include "telemetry.h"
 
 /* Address and route resolution timeout handed to the RDMA CM, in ms. */
 #define RNVME_CM_TIMEOUT_MS		3000
@@ -168,6 +170,8 @@ struct rnvme_queue {
 	struct ib_send_wr	probe_inv;
 	unsigned long		probe_busy;
 	u32			probe_seq;
+	/* telemetry of this queue index (ctrl->tele[qid]), never NULL */
+	struct rnvme_qtele	*tele;
 };
 
 /* a signaled SEND is about to be posted on @queue (undone if the post fails) */
@@ -244,6 +248,13 @@ struct rnvme_request {
 	struct sg_table		sgt;
 	int			nents;
 	struct scatterlist	first_sgl[RNVME_INLINE_SG_CNT];
+	/* telemetry (telemetry.h): posted at tele_start, not yet counted ended */
+	u64			tele_start;
+	u32			tele_bytes;
+	u8			tele_class;
+	u8			tele_data;
+	bool			tele_requeued;
+	bool			tele_armed;
 };
 
 /**
@@ -350,6 +361,9 @@ struct rnvme_ctrl {
 	/* the current (re)connect attempt's failure, and its number */
 	struct rnvme_cause	cause;
 	u64			attempt_id;
+	/* telemetry per queue index, for the controller's lifetime */
+	struct rnvme_qtele	*tele;
+	u32			tele_nr;
 	struct nvme_ctrl	ctrl;
 };
 
@@ -372,6 +386,9 @@ extern int rnvme_ack_timeout;
 extern unsigned int rnvme_retry_count;
 extern unsigned int rnvme_ack_watchdog_ms;
 extern unsigned int rnvme_test_extra_work;
+extern bool rnvme_telemetry;
+/* the telemetry parameter as a jump label: off, the fast path pays a NOP */
+DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
 struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id);
 void rnvme_device_put(struct rnvme_device *dev);
 void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl);
@@ -435,6 +452,43 @@ void rnvme_note_cm_cause(struct rnvme_ctrl *ctrl, const char *stage,
 			 const char *cause, int qid, int cm_status, int rej_sts);
 void rnvme_note_connect_status(struct rnvme_ctrl *ctrl, int qid, u16 status,
 			       u32 result);
+/* telemetry.c */
+extern struct bin_attribute *rnvme_tele_bin_attrs[];
+extern struct device_attribute dev_attr_telemetry_reset;
+extern struct device_attribute dev_attr_telemetry_layout;
+int rnvme_tele_alloc(struct rnvme_ctrl *ctrl);
+void rnvme_tele_free(struct rnvme_ctrl *ctrl);
+void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status);
+void rnvme_tele_armed(struct request *rq, struct rnvme_request *req);
+void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
+			  bool locked, u64 d);
+void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req);
+void rnvme_tele_complete_rq(struct rnvme_queue *queue, struct request *rq);
+void rnvme_tele_rejected(struct rnvme_queue *queue);
+
+/* a successful work completion of @queue, in its CQ context */
+static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
+{
+	if (!static_branch_unlikely(&rnvme_tele_key))
+		return;
+	if (likely(!queue->poll))
+		queue->tele->cq.wc[IB_WC_SUCCESS]++;
+	else
+		rnvme_tele_wc(queue, IB_WC_SUCCESS);
+}
+
+/* an armed command's post, counted under @queue's post_lock, held */
+static inline void rnvme_tele_submitted_locked(struct rnvme_queue *queue,
+					       struct rnvme_request *req)
+{
+	struct rnvme_tele_sub *s = &queue->tele->sub;
+
+	s->submitted[req->tele_class]++;
+	s->bytes[req->tele_class] += req->tele_bytes;
+	s->data[req->tele_data]++;
+	if (unlikely(req->tele_requeued))
+		s->requeued++;
+}
 
 /* mr.c */
 void rnvme_init_reg_wr(struct rnvme_request *req);

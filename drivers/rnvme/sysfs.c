@@ -217,12 +217,15 @@ static struct attribute *rnvme_ctrl_attrs[] = {
 	&dev_attr_sends_signaled.attr,
 	&dev_attr_parked.attr,
 	&dev_attr_probes.attr,
+	&dev_attr_telemetry_layout.attr,
+	&dev_attr_telemetry_reset.attr,
 	NULL,
 };
 
 static const struct attribute_group rnvme_ctrl_attr_group = {
 	.name	= "rnvme",
 	.attrs	= rnvme_ctrl_attrs,
+	.bin_attrs = rnvme_tele_bin_attrs,
 };
 
 /* nvme-core's own controller attributes stay; ours go in a subdirectory */

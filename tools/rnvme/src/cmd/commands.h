@@ -91,5 +91,26 @@ DoctorSnapshot gather_doctor_snapshot(Context& ctx, FabricProbe& probe, const Do
 // Prints the checks and sets ctx.exit_status: 0 all ok, 1 a warning, 2 a failure.
 Status run_doctor(Context& ctx, FabricProbe& probe, const DoctorArgs& args);
 Action setup_doctor(CLI::App& sub);
+struct StatsArgs {
+  std::string ctrl;        // empty: every rnvme controller
+  bool prometheus = false;
+  bool reset = false;
+};
+// The telemetry of `ctrl` (or of every rnvme controller), with the RDMA ports' counters.
+Result<StatsReport> collect_stats(Context& ctx, const std::string& ctrl);
+Status run_stats(Context& ctx, const StatsArgs& args);
+Action setup_stats(CLI::App& sub);
+
+struct TopArgs {
+  std::string ctrl;
+  double interval = 2.0;      // seconds between refreshes
+  std::string sort = "iops";  // iops | latency
+  int iterations = 0;         // 0: until interrupted
+};
+Status run_top(Context& ctx, const TopArgs& args);
+// One frame of `top` (80 columns): rates over `secs` since `prev`, or averages since the reset.
+std::string render_top(const StatsReport* prev, const StatsReport& cur, double secs,
+                       const std::string& sort);
+Action setup_top(CLI::App& sub);
 
 }  // namespace rnvme

@@ -14,6 +14,9 @@ const std::vector<Command>& command_table() {
       {"disconnect-all", "disconnect every fabrics controller", setup_disconnect_all},
       {"list", "show subsystems, controllers and namespaces", setup_list},
       {"rdma", "show RDMA devices, ports and GIDs; add or delete Soft-RoCE links", setup_rdma},
+      {"stats", "per-queue counters and latency percentiles of rnvme controllers (text, JSON, Prometheus)",
+       setup_stats},
+      {"top", "live per-queue IOPS and latency of rnvme controllers", setup_top},
       {"hostnqn", "show, generate or check /etc/nvme/hostnqn and /etc/nvme/hostid", setup_hostnqn},
       {"doctor", "check RDMA devices, the path to a target, lossless settings, host identity, "
                  "modules and queue budget; say how to fix what is wrong",

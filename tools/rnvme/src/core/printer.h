@@ -14,6 +14,7 @@
 #include "core/hostid.h"
 #include "core/rdma.h"
 #include "core/result.h"
+#include "core/telemetry.h"
 #include "core/topology.h"
 
 namespace rnvme {
@@ -53,6 +54,11 @@ struct ConnectAllOutcome {
   std::vector<ConnectAllItem> items;
 };
 
+// `rnvme stats`: the telemetry of each controller (with its RDMA port's counters).
+struct StatsReport {
+  std::vector<CtrlTelemetry> ctrls;
+};
+
 nlohmann::json to_json(const DiscoveryLog& log);
 nlohmann::json to_json(const Topology& t);
 nlohmann::json to_json(const std::vector<RdmaDevice>& devs);
@@ -62,6 +68,7 @@ nlohmann::json to_json(const DisconnectOutcome& d);
 nlohmann::json to_json(const ConnectAllOutcome& c);
 nlohmann::json to_json(const Error& e);
 nlohmann::json to_json(const DoctorReport& r);
+nlohmann::json to_json(const StatsReport& s);
 
 class Printer {
  public:
@@ -78,8 +85,10 @@ class Printer {
   void print(const ConnectAllOutcome& c);
   void print(const DoctorReport& r);
   void print_json_document(const nlohmann::json& j) { json(j); }  // always JSON (doctor --dump-snapshot)
+  void print(const StatsReport& s);
   void print_error(const Error& e);    // to the error stream
   void note(std::string_view text);    // -v chatter, always to the error stream
+  void raw(std::string_view text);     // already rendered (Prometheus exposition), as is
 
  private:
   void json(const nlohmann::json& j);

@@ -156,6 +156,32 @@ Status LibnlRdmaNetlink::del_link(const std::string& name) {
   return transact(sock->get(), msg.get(), [](nl_msg*) {}, fmt::format("rdma link delete {}", name));
 }
 
+Result<std::map<std::string, uint64_t>> LibnlRdmaNetlink::port_counters(int dev_index, int port) {
+  auto sock = open_socket();
+  if (!sock) return sock.error();
+  Msg msg = new_msg(RDMA_NLDEV_CMD_STAT_GET, NLM_F_REQUEST | NLM_F_ACK);
+  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(dev_index));
+  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_PORT_INDEX, static_cast<uint32_t>(port));
+  std::map<std::string, uint64_t> out;
+  auto st = transact(sock->get(), msg.get(), [&](nl_msg* m) {
+    Attrs tb;
+    if (!parse(m, tb) || !tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS]) return;
+    nlattr* entry;
+    int rem;
+    nla_for_each_nested(entry, tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS], rem) {
+      Attrs e;
+      e.fill(nullptr);
+      if (nla_parse_nested(e.data(), RDMA_NLDEV_ATTR_MAX - 1, entry, nullptr) < 0) continue;
+      if (!e[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME] || !e[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE])
+        continue;
+      out[nla_get_string(e[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME])] =
+          nla_get_u64(e[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE]);
+    }
+  }, fmt::format("read the counters of RDMA device {} port {}", dev_index, port));
+  if (!st) return st.error();
+  return out;
+}
+
 Status FakeRdmaNetlink::add_link(const std::string& name, const std::string& type,
                                  const std::string& netdev) {
   calls.push_back(fmt::format("add {} {} {}", name, type, netdev));

@@ -2,7 +2,10 @@
 // Soft-RoCE link management (what iproute2's `rdma link add/del` does).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/rdma.h"
@@ -19,6 +22,9 @@ class RdmaNetlink {
   virtual Status add_link(const std::string& name, const std::string& type,
                           const std::string& netdev) = 0;
   virtual Status del_link(const std::string& name) = 0;
+  // The port's hardware/software counters (RDMA_NLDEV_CMD_STAT_GET: what `rdma statistic show`
+  // prints), name -> value.
+  virtual Result<std::map<std::string, uint64_t>> port_counters(int dev_index, int port) = 0;
 };
 
 class LibnlRdmaNetlink final : public RdmaNetlink {
@@ -27,6 +33,7 @@ class LibnlRdmaNetlink final : public RdmaNetlink {
   Status add_link(const std::string& name, const std::string& type,
                   const std::string& netdev) override;
   Status del_link(const std::string& name) override;
+  Result<std::map<std::string, uint64_t>> port_counters(int dev_index, int port) override;
 };
 
 class FakeRdmaNetlink final : public RdmaNetlink {
@@ -38,7 +45,14 @@ class FakeRdmaNetlink final : public RdmaNetlink {
   Status add_link(const std::string& name, const std::string& type,
                   const std::string& netdev) override;
   Status del_link(const std::string& name) override;
+  Result<std::map<std::string, uint64_t>> port_counters(int dev_index, int port) override {
+    if (unavailable) return make_error(ErrorCode::kEnvironment, "RDMA netlink unavailable");
+    auto it = counters.find({dev_index, port});
+    if (it == counters.end()) return std::map<std::string, uint64_t>{};
+    return it->second;
+  }
   std::vector<RdmaDevice> devs;
+  std::map<std::pair<int, int>, std::map<std::string, uint64_t>> counters;
   bool unavailable = false;
   std::vector<std::string> calls;  // "add rxe0 rxe eth0", "del rxe0"
 };

@@ -126,4 +126,68 @@ std::vector<uint8_t> make_discovery_log(const std::vector<LogEntry>& entries, ui
   return b;
 }
 
+namespace {
+
+const std::vector<std::string>& v1_scalars() {
+  static const std::vector<std::string> n = {
+      "qid", "flags", "submitted_read", "submitted_write", "submitted_other", "bytes_read",
+      "bytes_write", "bytes_other", "data_none", "data_inline", "data_registered",
+      "data_global_rkey", "requeued", "completed_read", "completed_write", "completed_other",
+      "latency_sum_ns_read", "latency_sum_ns_write", "latency_sum_ns_other", "status_success",
+      "status_generic", "status_command_specific", "status_media", "status_path",
+      "status_vendor", "status_reserved", "status_dnr", "status_last", "host_aborted",
+      "failovers", "rejected", "keep_alive_count", "keep_alive_sum_ns", "keep_alive_last_ns",
+      "keep_alive_max_ns", "wr_posted", "sends", "sends_signaled", "wc_success",
+      "wc_loc_len_err", "wc_loc_qp_op_err", "wc_loc_eec_op_err", "wc_loc_prot_err",
+      "wc_wr_flush_err", "wc_mw_bind_err", "wc_bad_resp_err", "wc_loc_access_err",
+      "wc_rem_inv_req_err", "wc_rem_access_err", "wc_rem_op_err", "wc_retry_exc_err",
+      "wc_rnr_retry_exc_err", "wc_loc_rdd_viol_err", "wc_rem_inv_rd_req_err",
+      "wc_rem_abort_err", "wc_inv_eecn_err", "wc_inv_eec_state_err", "wc_fatal_err",
+      "wc_resp_timeout_err", "wc_general_err", "wc_unknown"};
+  return n;
+}
+
+}  // namespace
+
+std::string telemetry_layout_v1() {
+  std::string s =
+      "version 1\nheader magic version header_words nr_queues record_words scalars hist_classes "
+      "hist_buckets hist_min_shift hist_sub_bits enabled ns_since_reset\nscalars";
+  for (const auto& n : v1_scalars()) s += " " + n;
+  s += "\ngauges qid flags status_last keep_alive_last_ns keep_alive_max_ns wr_posted sends "
+       "sends_signaled\nhistograms read write other\n";
+  return s;
+}
+
+std::string telemetry_blob_v1(const std::vector<TeleQueue>& queues, uint64_t ns_since_reset, bool enabled) {
+  const uint64_t ns = v1_scalars().size(), nb = 210, rw = ns + 3 * nb;
+  std::vector<uint64_t> w = {0x314c4554454d564eULL, 1, 12, queues.size(), rw, ns, 3, nb, 10, 3,
+                             enabled ? 1u : 0u, ns_since_reset};
+  for (const auto& q : queues) {
+    for (const auto& n : v1_scalars()) {
+      uint64_t v = 0;
+      if (n == "qid") v = static_cast<uint64_t>(q.qid);
+      else if (n == "flags") v = q.flags;
+      else if (auto it = q.counters.find(n); it != q.counters.end()) v = it->second;
+      w.push_back(v);
+    }
+    for (const char* cls : {"read", "write", "other"}) {
+      std::vector<uint64_t> h(nb, 0);
+      if (auto it = q.hist.find(cls); it != q.hist.end())
+        for (const auto& [b, n] : it->second) h.at(static_cast<size_t>(b)) = n;
+      w.insert(w.end(), h.begin(), h.end());
+    }
+  }
+  return std::string(reinterpret_cast<const char*>(w.data()), w.size() * 8);
+}
+
+void add_telemetry(FakeFileSystem& fs, const std::string& ctrl, const std::vector<TeleQueue>& queues,
+                   const std::string& rdma_device) {
+  const std::string d = "/sys/class/nvme/" + ctrl + "/rnvme";
+  fs.add(d + "/telemetry_layout", telemetry_layout_v1());
+  fs.add(d + "/telemetry", telemetry_blob_v1(queues));
+  fs.add(d + "/telemetry_reset", "");
+  fs.add(d + "/rdma_device", rdma_device + "\n");
+}
+
 }  // namespace rnvme::testing

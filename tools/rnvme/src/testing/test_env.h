@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -64,5 +65,20 @@ struct LogEntry {
   uint8_t trtype = 1;
 };
 std::vector<uint8_t> make_discovery_log(const std::vector<LogEntry>& entries, uint64_t genctr = 7);
+
+// rnvme.ko's telemetry (version 1) as its sysfs files hold it: telemetry_layout's text (a copy of
+// the kernel's names, checked against the real module by tool VM suite 06-stats) and the blob.
+struct TeleQueue {
+  int qid = 0;
+  uint64_t flags = 2;                                    // live
+  std::map<std::string, uint64_t> counters;              // by name; others 0
+  std::map<std::string, std::map<int, uint64_t>> hist;   // class -> bucket -> count
+};
+std::string telemetry_layout_v1();
+std::string telemetry_blob_v1(const std::vector<TeleQueue>& queues, uint64_t ns_since_reset = 10000000000ULL,
+                              bool enabled = true);
+// Both files, and rdma_device, under /sys/class/nvme/CTRL/rnvme/.
+void add_telemetry(FakeFileSystem& fs, const std::string& ctrl, const std::vector<TeleQueue>& queues,
+                   const std::string& rdma_device = "rxe0");
 
 }  // namespace rnvme::testing

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnvme telemetry: the per-queue counters and latency histograms of
+ * telemetry.h, read through sysfs as one binary file per controller:
+ *
+ *   /sys/class/nvme/nvmeN/rnvme/telemetry         (RO, 0444) the records
+ *   /sys/class/nvme/nvmeN/rnvme/telemetry_layout  (RO) names of their words
+ *   /sys/class/nvme/nvmeN/rnvme/telemetry_reset   (WO, 0200) "1": zero them
+ *
+ * telemetry is an array of u64 in host byte order: a header of
+ * RNVME_TH_WORDS words, then one record per queue of the current
+ * association (admin queue first), each RNVME_TR_SCALARS counters followed
+ * by RNVME_TC_NR histograms of RNVME_HIST_BUCKETS buckets.  Every field has a
+ * fixed offset, so a reader in page-sized pieces always sees whole fields.
+ * Documentation/rnvme.rst ("Telemetry") says why sysfs and lists every
+ * counter; Documentation/ABI/testing/sysfs-class-nvme-rnvme the files.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+#include <linux/timekeeping.h>
+#include "rnvme.h"
+
+/*
+ * The telemetry parameter and its jump label (see io.c): default off, since
+ * counting costs more than 2 % of the module's instructions per I/O
+ * (Documentation/bench.rst, "Telemetry").
+ */
+bool rnvme_telemetry;
+DEFINE_STATIC_KEY_FALSE(rnvme_tele_key);
+
+static int rnvme_tele_param_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_bool(val, kp);
+
+	if (ret)
+		return ret;
+	/* sysfs writes of one parameter are serialized (kernel_param_lock) */
+	if (READ_ONCE(rnvme_telemetry))
+		static_branch_enable(&rnvme_tele_key);
+	else
+		static_branch_disable(&rnvme_tele_key);
+	return 0;
+}
+
+static const struct kernel_param_ops rnvme_tele_param_ops = {
+	.set	= rnvme_tele_param_set,
+	.get	= param_get_bool,
+};
+module_param_cb(telemetry, &rnvme_tele_param_ops, &rnvme_telemetry, 0644);
+MODULE_PARM_DESC(telemetry,
+	"Count commands, bytes, completions and latency per queue (sysfs rnvme/telemetry; default: false)");
+
+#define RNVME_TELE_MAGIC	0x314c4554454d564eULL	/* "NVMETEL1" */
+#define RNVME_TELE_VERSION	1
+
+/* header words */
+enum {
+	RNVME_TH_MAGIC,
+	RNVME_TH_VERSION,
+	RNVME_TH_HEADER_WORDS,
+	RNVME_TH_NR_QUEUES,
+	RNVME_TH_RECORD_WORDS,
+	RNVME_TH_SCALARS,
+	RNVME_TH_HIST_CLASSES,
+	RNVME_TH_HIST_BUCKETS,
+	RNVME_TH_HIST_MIN_SHIFT,
+	RNVME_TH_HIST_SUB_BITS,
+	RNVME_TH_ENABLED,
+	RNVME_TH_NS_SINCE_RESET,
+	RNVME_TH_WORDS,
+};
+
+static const char *const rnvme_th_names[RNVME_TH_WORDS] = {
+	"magic", "version", "header_words", "nr_queues", "record_words",
+	"scalars", "hist_classes", "hist_buckets", "hist_min_shift",
+	"hist_sub_bits", "enabled", "ns_since_reset",
+};
+
+/* record scalars; "G" marks a gauge, which a reset does not subtract */
+static const char *const rnvme_tr_names[] = {
+	"G qid", "G flags",
+	"submitted_read", "submitted_write", "submitted_other",
+	"bytes_read", "bytes_write", "bytes_other",
+	"data_none", "data_inline", "data_registered", "data_global_rkey",
+	"requeued",
+	"completed_read", "completed_write", "completed_other",
+	"latency_sum_ns_read", "latency_sum_ns_write", "latency_sum_ns_other",
+	"status_success", "status_generic", "status_command_specific",
+	"status_media", "status_path", "status_vendor", "status_reserved",
+	"status_dnr", "G status_last",
+	"host_aborted", "failovers", "rejected",
+	"keep_alive_count", "keep_alive_sum_ns", "G keep_alive_last_ns",
+	"G keep_alive_max_ns",
+	"G wr_posted", "G sends", "G sends_signaled",
+	"wc_success", "wc_loc_len_err", "wc_loc_qp_op_err",
+	"wc_loc_eec_op_err", "wc_loc_prot_err", "wc_wr_flush_err",
+	"wc_mw_bind_err", "wc_bad_resp_err", "wc_loc_access_err",
+	"wc_rem_inv_req_err", "wc_rem_access_err", "wc_rem_op_err",
+	"wc_retry_exc_err", "wc_rnr_retry_exc_err", "wc_loc_rdd_viol_err",
+	"wc_rem_inv_rd_req_err", "wc_rem_abort_err", "wc_inv_eecn_err",
+	"wc_inv_eec_state_err", "wc_fatal_err", "wc_resp_timeout_err",
+	"wc_general_err", "wc_unknown",
+};
+
+#define RNVME_TR_SCALARS	ARRAY_SIZE(rnvme_tr_names)
+#define RNVME_TR_WORDS		(RNVME_TR_SCALARS + \
+				 RNVME_TC_NR * RNVME_HIST_BUCKETS)
+
+static const char *const rnvme_tc_names[RNVME_TC_NR] = {
+	"read", "write", "other",
+};
+
+/* a counter read while its writer runs (it takes no lock for readers) */
+#define RNVME_TELE_READ(x)	data_race(READ_ONCE(x))
+
+/* serializes resets (readers need no lock: see rnvme_tele_read()) */
+static DEFINE_MUTEX(rnvme_tele_reset_lock);
+
+static bool rnvme_tr_gauge(unsigned int i)
+{
+	return rnvme_tr_names[i][0] == 'G' && rnvme_tr_names[i][1] == ' ';
+}
+
+/**
+ * rnvme_tele_alloc - allocate a new controller's telemetry
+ * @ctrl: a controller whose queue_count is its largest
+ *
+ * Return: 0 or -ENOMEM.  rnvme_tele_free() undoes it, also partly done.
+ */
+int rnvme_tele_alloc(struct rnvme_ctrl *ctrl)
+{
+	u32 i;
+
+	ctrl->tele = kvcalloc(ctrl->ctrl.queue_count, sizeof(*ctrl->tele),
+			      GFP_KERNEL);
+	if (!ctrl->tele)
+		return -ENOMEM;
+	ctrl->tele_nr = ctrl->ctrl.queue_count;
+	for (i = 0; i < ctrl->tele_nr; i++) {
+		struct rnvme_qtele *t = &ctrl->tele[i];
+
+		spin_lock_init(&t->cq_lock);
+		t->reset_ns = ktime_get_ns();
+		t->base = kvcalloc(RNVME_TR_WORDS, sizeof(u64), GFP_KERNEL);
+		if (!t->base)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* idempotent: the create path's unwind and free_ctrl may both call it */
+void rnvme_tele_free(struct rnvme_ctrl *ctrl)
+{
+	u32 i;
+
+	if (!ctrl->tele)
+		return;
+	for (i = 0; i < ctrl->tele_nr; i++)
+		kvfree(ctrl->tele[i].base);
+	kvfree(ctrl->tele);
+	ctrl->tele = NULL;
+	ctrl->tele_nr = 0;
+}
+
+/**
+ * rnvme_tele_wc - count a work completion of a queue by its status
+ * @queue:  the queue
+ * @status: the completion's status (untrusted range: counted as unknown
+ *          beyond the known ones)
+ *
+ * In the queue's CQ context; serialized on poll queues.
+ */
+void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status)
+{
+	struct rnvme_qtele *t = queue->tele;
+	u32 i = (u32)status < RNVME_TELE_WC_KNOWN ? status : RNVME_TELE_WC_KNOWN;
+	unsigned long flags;
+
+	if (unlikely(queue->poll)) {
+		spin_lock_irqsave(&t->cq_lock, flags);
+		t->cq.wc[i]++;
+		spin_unlock_irqrestore(&t->cq_lock, flags);
+		return;
+	}
+	t->cq.wc[i]++;
+}
+
+/*
+ * Counting.  The I/O path (io.c) calls these only with the jump label on.
+ * A command is armed when it is posted, and counted ended exactly once: by
+ * rnvme_tele_completed() when its end comes from the target (CQ context),
+ * or by rnvme_tele_complete_rq() when the host ends it (cancel, timeout).
+ * Around a switch of the parameter a command in flight may be counted on
+ * one side only.
+ */
+
+/**
+ * rnvme_tele_armed - a command is about to be posted: note what it is
+ * @rq:    the request, its data mapped
+ * @req:   its PDU (tele_requeued already set by queue_rq)
+ */
+void rnvme_tele_armed(struct request *rq, struct rnvme_request *req)
+{
+	/* REQ_OP_READ is 0, REQ_OP_WRITE 1: the rest is "other" */
+	req->tele_class = min_t(u32, req_op(rq), RNVME_TC_OTHER);
+	if (req->mr)
+		req->tele_data = RNVME_TD_REGISTERED;
+	else if (req->num_sge > 1)
+		req->tele_data = RNVME_TD_INLINE;
+	else if (blk_rq_nr_phys_segments(rq))
+		req->tele_data = RNVME_TD_GLOBAL_RKEY;
+	else
+		req->tele_data = RNVME_TD_NONE;
+	req->tele_bytes = blk_rq_payload_bytes(rq);
+	req->tele_armed = true;
+	req->tele_start = ktime_get_ns();
+}
+
+/**
+ * rnvme_tele_submitted - count an armed command's post, or take it back
+ * @queue:  its queue
+ * @req:    the command
+ * @locked: the caller holds @queue's post_lock
+ * @d:      1 before the post; -1 when the post failed (disarms it)
+ */
+void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
+			  bool locked, u64 d)
+{
+	struct rnvme_tele_sub *s = &queue->tele->sub;
+	unsigned long flags = 0;
+
+	if (!locked)
+		spin_lock_irqsave(&queue->post_lock, flags);
+	s->submitted[req->tele_class] += d;
+	s->bytes[req->tele_class] += d * req->tele_bytes;
+	s->data[req->tele_data] += d;
+	if (unlikely(req->tele_requeued))
+		s->requeued += d;
+	if (!locked)
+		spin_unlock_irqrestore(&queue->post_lock, flags);
+	if (d != 1)
+		req->tele_armed = false;
+}
+
+/* an error status, or an admin command (keep-alive round trips) */
+static void rnvme_tele_rare(struct rnvme_qtele *t, struct rnvme_request *req,
+			    u16 status, u64 ns)
+{
+	static const u8 sct_class[8] = {
+		RNVME_TS_GENERIC, RNVME_TS_CMD_SPECIFIC, RNVME_TS_MEDIA,
+		RNVME_TS_PATH, RNVME_TS_RESERVED, RNVME_TS_RESERVED,
+		RNVME_TS_RESERVED, RNVME_TS_VENDOR,
+	};
+	struct nvme_command *cmd = req->sqe.data;
+
+	if (status) {
+		t->cq.status[sct_class[RNVME_NVME_SCT(status)]]++;
+		if (status & RNVME_NVME_DNR)
+			t->cq.status[RNVME_TS_DNR]++;
+		t->cq.status_last = status;
+	}
+	if (req->queue->qid == 0 &&
+	    cmd->common.opcode == nvme_admin_keep_alive) {
+		t->cq.ka_count++;
+		t->cq.ka_sum_ns += ns;
+		t->cq.ka_last_ns = ns;
+		if (ns > t->cq.ka_max_ns)
+			t->cq.ka_max_ns = ns;
+	}
+}
+
+/**
+ * rnvme_tele_completed - the target answered an armed command
+ * @queue: its queue, in its CQ context
+ * @req:   the command, about to end
+ *
+ * Answered commands per class are the histograms' sums and successes what
+ * the error classes leave (rnvme_tele_scalars() derives both), so the common
+ * case is two additions.  A poll queue's completions may be reaped by
+ * several pollers at once: there it takes cq_lock.
+ */
+void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req)
+{
+	struct rnvme_qtele *t = queue->tele;
+	u64 ns = ktime_get_ns() - req->tele_start;
+	/* the status field without the phase tag; any value is counted */
+	u16 status = le16_to_cpu(req->status) >> 1;
+	u32 c = req->tele_class;
+	unsigned long flags = 0;
+
+	req->tele_armed = false;
+	if (unlikely(queue->poll))
+		spin_lock_irqsave(&t->cq_lock, flags);
+	t->cq.lat_sum_ns[c] += ns;
+	t->cq.hist[c][rnvme_hist_bucket(ns)]++;
+	if (unlikely(status || !queue->qid))
+		rnvme_tele_rare(t, req, status, ns);
+	if (unlikely(queue->poll))
+		spin_unlock_irqrestore(&t->cq_lock, flags);
+}
+
+/**
+ * rnvme_tele_complete_rq - a request of @queue ends (blk-mq's complete)
+ * @queue: its queue
+ * @rq:    the request
+ *
+ * Any context.  Still armed: the host ended it without an answer (cancelled
+ * by error recovery or teardown, or timed out); its latency does not go into
+ * the histograms, which hold answered commands.  Ending with a path status
+ * on a multipath controller: nvme-core hands it to another path (unless it
+ * has used up its retries, which only nvme-core knows); cancelled commands
+ * end with HOST_ABORTED, a path status.
+ */
+void rnvme_tele_complete_rq(struct rnvme_queue *queue, struct request *rq)
+{
+	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+	u16 status = nvme_req(rq)->status;
+
+	if (unlikely(req->tele_armed)) {
+		req->tele_armed = false;
+		atomic64_inc(&queue->tele->host_aborted);
+	}
+	if (unlikely(status) && (rq->cmd_flags & REQ_NVME_MPATH) &&
+	    !blk_noretry_request(rq) && RNVME_NVME_SCT(status) == 3 &&
+	    !(status & RNVME_NVME_DNR))
+		atomic64_inc(&queue->tele->failovers);
+}
+
+/* a command refused at dispatch (queue not ready): requeued, or failed */
+void rnvme_tele_rejected(struct rnvme_queue *queue)
+{
+	if (static_branch_unlikely(&rnvme_tele_key))
+		atomic64_inc(&queue->tele->rejected);
+}
+
+/*
+ * The raw values of queue index @i in record layout (without histograms,
+ * which rnvme_tele_record() copies straight).
+ */
+static void rnvme_tele_scalars(struct rnvme_ctrl *ctrl, u32 i, u64 *w)
+{
+	struct rnvme_qtele *t = &ctrl->tele[i];
+	struct rnvme_queue *queue = &ctrl->queues[i];
+	const struct rnvme_tele_sub *s = &t->sub;
+	const struct rnvme_tele_cq *c = &t->cq;
+	u64 answered[RNVME_TC_NR], errors;
+	unsigned int n = 0, k, b;
+
+	/* a statistic read while the queue runs: fields may be a bit apart */
+	w[n++] = i;
+	w[n++] = (queue->poll ? 1 : 0) |
+		 (test_bit(RNVME_Q_LIVE, &queue->flags) ? 2 : 0);
+	for (k = 0; k < RNVME_TC_NR; k++)
+		w[n++] = RNVME_TELE_READ((s->submitted[k]));
+	for (k = 0; k < RNVME_TC_NR; k++)
+		w[n++] = RNVME_TELE_READ((s->bytes[k]));
+	for (k = 0; k < RNVME_TD_NR; k++)
+		w[n++] = RNVME_TELE_READ((s->data[k]));
+	w[n++] = RNVME_TELE_READ((s->requeued));
+	/* answered: the histograms' sums */
+	for (k = 0; k < RNVME_TC_NR; k++) {
+		answered[k] = 0;
+		for (b = 0; b < RNVME_HIST_BUCKETS; b++)
+			answered[k] += RNVME_TELE_READ((c->hist[k][b]));
+		w[n++] = answered[k];
+	}
+	for (k = 0; k < RNVME_TC_NR; k++)
+		w[n++] = RNVME_TELE_READ((c->lat_sum_ns[k]));
+	/* successes: what the error classes leave (DNR is not a class) */
+	errors = 0;
+	for (k = 0; k < RNVME_TS_DNR; k++)
+		errors += RNVME_TELE_READ((c->status[k]));
+	answered[0] += answered[1] + answered[2];
+	/* a completion between the two reads: never below zero */
+	w[n++] = answered[0] > errors ? answered[0] - errors : 0;
+	for (k = 0; k < RNVME_TS_NR; k++)
+		w[n++] = RNVME_TELE_READ((c->status[k]));
+	w[n++] = RNVME_TELE_READ((c->status_last));
+	w[n++] = atomic64_read(&t->host_aborted);
+	w[n++] = atomic64_read(&t->failovers);
+	w[n++] = atomic64_read(&t->rejected);
+	w[n++] = RNVME_TELE_READ((c->ka_count));
+	w[n++] = RNVME_TELE_READ((c->ka_sum_ns));
+	w[n++] = RNVME_TELE_READ((c->ka_last_ns));
+	w[n++] = RNVME_TELE_READ((c->ka_max_ns));
+	w[n++] = RNVME_TELE_READ((queue->wr_posted));
+	w[n++] = (u32)atomic_read(&queue->send_seq);
+	w[n++] = RNVME_TELE_READ((queue->sends_signaled));
+	for (k = 0; k < RNVME_TELE_WC_NR; k++)
+		w[n++] = RNVME_TELE_READ((c->wc[k]));
+	WARN_ON_ONCE(n != RNVME_TR_SCALARS);
+}
+
+/* record @i as read: counters since the last reset, then the histograms */
+static void rnvme_tele_record(struct rnvme_ctrl *ctrl, u32 i, u64 *w)
+{
+	struct rnvme_qtele *t = &ctrl->tele[i];
+	const u64 *base = t->base;
+	unsigned int k, b;
+
+	rnvme_tele_scalars(ctrl, i, w);
+	for (k = 0; k < RNVME_TR_SCALARS; k++)
+		if (!rnvme_tr_gauge(k))
+			w[k] -= RNVME_TELE_READ((base[k]));
+	w += RNVME_TR_SCALARS;
+	base += RNVME_TR_SCALARS;
+	for (k = 0; k < RNVME_TC_NR; k++)
+		for (b = 0; b < RNVME_HIST_BUCKETS; b++)
+			*w++ = RNVME_TELE_READ((t->cq.hist[k][b])) -
+			       RNVME_TELE_READ((*base++));
+}
+
+static void rnvme_tele_header(struct rnvme_ctrl *ctrl, u32 nr, u64 *w)
+{
+	w[RNVME_TH_MAGIC] = RNVME_TELE_MAGIC;
+	w[RNVME_TH_VERSION] = RNVME_TELE_VERSION;
+	w[RNVME_TH_HEADER_WORDS] = RNVME_TH_WORDS;
+	w[RNVME_TH_NR_QUEUES] = nr;
+	w[RNVME_TH_RECORD_WORDS] = RNVME_TR_WORDS;
+	w[RNVME_TH_SCALARS] = RNVME_TR_SCALARS;
+	w[RNVME_TH_HIST_CLASSES] = RNVME_TC_NR;
+	w[RNVME_TH_HIST_BUCKETS] = RNVME_HIST_BUCKETS;
+	w[RNVME_TH_HIST_MIN_SHIFT] = RNVME_HIST_MIN_SHIFT;
+	w[RNVME_TH_HIST_SUB_BITS] = RNVME_HIST_SUB_BITS;
+	w[RNVME_TH_ENABLED] = READ_ONCE(rnvme_telemetry);
+	w[RNVME_TH_NS_SINCE_RESET] = ktime_get_ns() -
+				     READ_ONCE(ctrl->tele[0].reset_ns);
+}
+
+static struct rnvme_ctrl *rnvme_tele_ctrl(struct kobject *kobj)
+{
+	return to_rnvme_ctrl(dev_get_drvdata(kobj_to_dev(kobj)));
+}
+
+/* copy the part of @src (@len bytes at file offset @at) in [@off, @end) */
+static void rnvme_tele_copy(char *buf, loff_t off, loff_t end, const void *src,
+			    loff_t at, size_t len)
+{
+	loff_t from = max(off, at), to = min_t(loff_t, end, at + len);
+
+	if (from < to)
+		memcpy(buf + (from - off), src + (from - at), to - from);
+}
+
+/*
+ * Only the records a read overlaps are computed; a reader of the whole file
+ * in pieces gets each record from one moment (counters only grow, so a
+ * later piece is never older than an earlier one's view of it).
+ */
+static ssize_t rnvme_tele_read(struct file *file, struct kobject *kobj,
+			       struct bin_attribute *attr, char *buf,
+			       loff_t off, size_t count)
+{
+	struct rnvme_ctrl *ctrl = rnvme_tele_ctrl(kobj);
+	const size_t hdr_len = RNVME_TH_WORDS * sizeof(u64);
+	const size_t rec_len = RNVME_TR_WORDS * sizeof(u64);
+	u32 nr = min_t(u32, ctrl->ctrl.queue_count, ctrl->tele_nr);
+	loff_t total = hdr_len + (loff_t)nr * rec_len, end;
+	u64 hdr[RNVME_TH_WORDS];
+	u64 *rec;
+	u32 i;
+
+	if (off >= total)
+		return 0;
+	count = min_t(loff_t, count, total - off);
+	end = off + count;
+
+	if (off < hdr_len) {
+		rnvme_tele_header(ctrl, nr, hdr);
+		rnvme_tele_copy(buf, off, end, hdr, 0, hdr_len);
+	}
+	rec = kvmalloc(rec_len, GFP_KERNEL);
+	if (!rec)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		loff_t at = hdr_len + (loff_t)i * rec_len;
+
+		if (at >= end || at + (loff_t)rec_len <= off)
+			continue;
+		rnvme_tele_record(ctrl, i, rec);
+		rnvme_tele_copy(buf, off, end, rec, at, rec_len);
+	}
+	kvfree(rec);
+	return count;
+}
+
+static BIN_ATTR(telemetry, 0444, rnvme_tele_read, NULL, 0);
+
+struct bin_attribute *rnvme_tele_bin_attrs[] = {
+	&bin_attr_telemetry,
+	NULL,
+};
+
+static ssize_t telemetry_layout_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	int len, k;
+
+	len = sysfs_emit(buf, "version %d\nheader", RNVME_TELE_VERSION);
+	for (k = 0; k < RNVME_TH_WORDS; k++)
+		len += sysfs_emit_at(buf, len, " %s", rnvme_th_names[k]);
+	len += sysfs_emit_at(buf, len, "\nscalars");
+	for (k = 0; k < RNVME_TR_SCALARS; k++)
+		len += sysfs_emit_at(buf, len, " %s",
+				     rnvme_tr_names[k] +
+				     (rnvme_tr_gauge(k) ? 2 : 0));
+	len += sysfs_emit_at(buf, len, "\ngauges");
+	for (k = 0; k < RNVME_TR_SCALARS; k++)
+		if (rnvme_tr_gauge(k))
+			len += sysfs_emit_at(buf, len, " %s",
+					     rnvme_tr_names[k] + 2);
+	len += sysfs_emit_at(buf, len, "\nhistograms");
+	for (k = 0; k < RNVME_TC_NR; k++)
+		len += sysfs_emit_at(buf, len, " %s", rnvme_tc_names[k]);
+	len += sysfs_emit_at(buf, len, "\n");
+	return len;
+}
+DEVICE_ATTR_RO(telemetry_layout);
+
+/*
+ * "1": the counters start again from zero.  The current values become the
+ * base that reads subtract, so the queues' own counters are never written
+ * here (the gauges keep_alive_max_ns and status_last are cleared: a racing
+ * completion may set them again, which is what they are for).
+ */
+static ssize_t telemetry_reset_store(struct device *dev,
+				     struct device_attribute *attr,
+				     const char *buf, size_t count)
+{
+	struct rnvme_ctrl *ctrl = to_rnvme_ctrl(dev_get_drvdata(dev));
+	u64 *rec;
+	bool one;
+	u32 i, k;
+
+	if (kstrtobool(buf, &one) || !one)
+		return -EINVAL;
+	rec = kvmalloc_array(RNVME_TR_WORDS, sizeof(u64), GFP_KERNEL);
+	if (!rec)
+		return -ENOMEM;
+	mutex_lock(&rnvme_tele_reset_lock);
+	for (i = 0; i < ctrl->tele_nr; i++) {
+		struct rnvme_qtele *t = &ctrl->tele[i];
+		u64 *w = rec + RNVME_TR_SCALARS;
+
+		rnvme_tele_scalars(ctrl, i, rec);
+		for (k = 0; k < RNVME_TC_NR; k++) {
+			memcpy(w, t->cq.hist[k], sizeof(t->cq.hist[k]));
+			w += RNVME_HIST_BUCKETS;
+		}
+		for (k = 0; k < RNVME_TR_WORDS; k++)
+			WRITE_ONCE(t->base[k], rec[k]);
+		/* gauges: a racing completion may set them again, as it should */
+		data_race(t->cq.ka_max_ns = 0);
+		/* as above */
+		data_race(t->cq.status_last = 0);
+		WRITE_ONCE(t->reset_ns, ktime_get_ns());
+	}
+	mutex_unlock(&rnvme_tele_reset_lock);
+	kvfree(rec);
+	return count;
+}
+DEVICE_ATTR_WO(telemetry_reset);

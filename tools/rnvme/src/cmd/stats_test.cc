@@ -1,0 +1,195 @@
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cmd/commands.h"
+#include "testing/test_env.h"
+
+namespace rnvme {
+namespace {
+
+using testing::add_telemetry;
+using testing::TeleQueue;
+using testing::TestEnv;
+
+void add_sample(TestEnv& env) {
+  testing::add_sample_controllers(env.fs);
+  TeleQueue admin{0, 2, {{"completed_other", 4}, {"keep_alive_count", 2}, {"keep_alive_sum_ns", 3000000},
+                         {"keep_alive_last_ns", 1000000}, {"keep_alive_max_ns", 2000000},
+                         {"wc_success", 8}}, {{"other", {{60, 4}}}}};
+  TeleQueue q1{1, 2, {{"submitted_read", 3000}, {"completed_read", 3000}, {"bytes_read", 12288000},
+                      {"data_registered", 3000}, {"completed_write", 1000}, {"bytes_write", 4096000},
+                      {"data_inline", 1000}, {"status_success", 4000}, {"wc_success", 9000},
+                      {"wc_wr_flush_err", 3}, {"requeued", 2}},
+               {{"read", {{80, 1500}, {100, 1500}}}, {"write", {{90, 1000}}}}};
+  add_telemetry(env.fs, "nvme0", {admin, q1});
+  RdmaDevice d;
+  d.index = 0;
+  d.name = "rxe0";
+  RdmaPort p;
+  p.index = 1;
+  d.ports.push_back(p);
+  env.netlink.devs.push_back(d);
+  env.netlink.counters[{0, 1}] = {{"retry_exceeded_err", 0}, {"rcvd_rnr_err", 5}};
+}
+
+TEST(Stats, TextIsGolden) {
+  TestEnv env;
+  add_sample(env);
+  ASSERT_TRUE(run_stats(env.ctx, {}));
+  testing::expect_golden("stats.txt", env.out.str());
+  // 80 columns
+  std::istringstream in(env.out.str());
+  for (std::string line; std::getline(in, line);) EXPECT_LE(line.size(), 80u) << line;
+}
+
+TEST(Stats, JsonCarriesCountersPercentilesAndRdmaCounters) {
+  TestEnv env;
+  add_sample(env);
+  env.json();
+  ASSERT_TRUE(run_stats(env.ctx, {"nvme0", false, false}));
+  auto j = nlohmann::json::parse(env.out.str());
+  EXPECT_EQ(j["version"], 1);
+  auto c = j["controllers"][0];
+  EXPECT_EQ(c["device"], "nvme0");
+  EXPECT_EQ(c["rdma_device"], "rxe0");
+  EXPECT_EQ(c["queues"][1]["counters"]["completed_read"], 3000);
+  EXPECT_EQ(c["queues"][0]["type"], "admin");
+  EXPECT_EQ(c["io_latency"]["read"]["count"], 3000);
+  // bucket 80: 2^19 + 7/8 of it .. 2^20 ns -> p50 is its upper bound; p99 in bucket 100:
+  // 2^22 + 3/8 of it .. 2^22 + 4/8 of it = 6291456 ns
+  EXPECT_EQ(c["io_latency"]["read"]["p50_ns"], 1048576);
+  EXPECT_EQ(c["io_latency"]["read"]["p99_ns"], 6291456);
+  EXPECT_EQ(c["io_latency"]["other"]["p50_ns"], nullptr);
+  EXPECT_EQ(c["rdma_counters"]["rcvd_rnr_err"], 5);
+}
+
+TEST(Stats, PrometheusIsRaw) {
+  TestEnv env;
+  add_sample(env);
+  ASSERT_TRUE(run_stats(env.ctx, {"", true, false}));
+  const std::string o = env.out.str();
+  EXPECT_EQ(o.rfind("# HELP ", 0), 0u);
+  EXPECT_NE(o.find("rnvme_queue_latency_seconds_count{ctrl=\"nvme0\",queue=\"1\",class=\"read\"} 3000\n"),
+            std::string::npos);
+  EXPECT_NE(o.find("counter=\"rcvd_rnr_err\"} 5\n"), std::string::npos);
+}
+
+TEST(Stats, BadOrUnknownControllers) {
+  TestEnv env;
+  add_sample(env);
+  auto bad = run_stats(env.ctx, {"foo;rm", false, false});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::kUsage);
+  auto missing = run_stats(env.ctx, {"nvme9", false, false});
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  auto other = run_stats(env.ctx, {"nvme3", false, false});   // PCIe: no rnvme directory
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().code, ErrorCode::kNotFound);
+  env.fs.add("/sys/class/nvme/nvme0/rnvme/telemetry", "short");
+  auto garbled = run_stats(env.ctx, {"nvme0", false, false});
+  ASSERT_FALSE(garbled);
+  EXPECT_NE(garbled.error().message.find("cannot decode"), std::string::npos);
+}
+
+TEST(Stats, LongCounterLinesWrapAt80) {
+  TestEnv env;
+  add_sample(env);
+  std::map<std::string, uint64_t> many;
+  for (const char* n : {"wc_wr_flush_err", "wc_retry_exc_err", "wc_rnr_retry_exc_err", "wc_rem_access_err",
+                        "wc_loc_prot_err", "wc_fatal_err", "wc_general_err", "wc_unknown"})
+    many[n] = 123456789;
+  testing::add_telemetry(env.fs, "nvme0", {TeleQueue{1, 2, many, {}}});
+  ASSERT_TRUE(run_stats(env.ctx, {"nvme0", false, false}));
+  std::istringstream in(env.out.str());
+  int lines = 0;
+  for (std::string line; std::getline(in, line); lines++) EXPECT_LE(line.size(), 80u) << line;
+  EXPECT_NE(env.out.str().find("unknown 123456789"), std::string::npos);
+}
+
+TEST(Stats, SaysWhenCountingIsOff) {
+  TestEnv env;
+  add_sample(env);
+  env.fs.add("/sys/class/nvme/nvme0/rnvme/telemetry", testing::telemetry_blob_v1({{}}, 5, false));
+  ASSERT_TRUE(run_stats(env.ctx, {"nvme0", false, false}));
+  EXPECT_NE(env.out.str().find("telemetry off"), std::string::npos) << env.out.str();
+  EXPECT_NE(env.out.str().find("counting is off"), std::string::npos);
+}
+
+TEST(Stats, NoRnvmeControllers) {
+  TestEnv env;
+  testing::add_sample_controllers(env.fs);
+  ASSERT_TRUE(run_stats(env.ctx, {}));
+  EXPECT_EQ(env.out.str(), "no rnvme controllers\n");
+}
+
+TEST(Stats, ResetWritesOneAndHonoursDryRun) {
+  TestEnv env;
+  add_sample(env);
+  env.ctx.dry_run = true;
+  ASSERT_TRUE(run_stats(env.ctx, {"nvme0", false, true}));
+  EXPECT_TRUE(env.fs.writes.empty());
+  env.ctx.dry_run = false;
+  ASSERT_TRUE(run_stats(env.ctx, {"nvme0", false, true}));
+  ASSERT_EQ(env.fs.writes.size(), 1u);
+  EXPECT_EQ(env.fs.writes[0].first, "/sys/class/nvme/nvme0/rnvme/telemetry_reset");
+  EXPECT_EQ(env.fs.writes[0].second, "1");
+}
+
+TEST(Stats, NetlinkUnavailableStillReports) {
+  TestEnv env;
+  add_sample(env);
+  env.netlink.unavailable = true;
+  env.json();
+  ASSERT_TRUE(run_stats(env.ctx, {}));
+  auto j = nlohmann::json::parse(env.out.str());
+  EXPECT_TRUE(j["controllers"][0]["rdma_counters"].empty());
+}
+
+TEST(Top, FirstFrameAveragesSinceReset) {
+  TestEnv env;
+  add_sample(env);
+  auto rep = collect_stats(env.ctx, "");
+  ASSERT_TRUE(rep);
+  const std::string f = render_top(nullptr, *rep, 0, "iops");
+  testing::expect_golden("top.txt", f);
+  // 4000 commands in the 10 s since the reset
+  EXPECT_NE(f.find("nvme0          1        400"), std::string::npos) << f;
+}
+
+TEST(Top, RatesOverTheIntervalAndSortByLatency) {
+  TestEnv env;
+  add_sample(env);
+  auto a = collect_stats(env.ctx, "");
+  ASSERT_TRUE(a);
+  auto b = *a;
+  b.ctrls[0].queues[0].counters["completed_other"] += 20;     // admin: 20 in 2 s
+  b.ctrls[0].queues[0].hist["other"][150] += 20;                // slow ones
+  b.ctrls[0].queues[1].counters["completed_read"] += 2000;    // 1000 IOPS
+  b.ctrls[0].queues[1].hist["read"][40] += 2000;
+  const std::string byiops = render_top(&*a, b, 2.0, "iops");
+  EXPECT_LT(byiops.find("nvme0          1       1000"), byiops.find("nvme0      admin")) << byiops;
+  const std::string bylat = render_top(&*a, b, 2.0, "latency");
+  EXPECT_GT(bylat.find("nvme0          1       1000"), bylat.find("nvme0      admin")) << bylat;
+}
+
+TEST(Top, RefusesBadArguments) {
+  TestEnv env;
+  add_sample(env);
+  TopArgs a;
+  a.sort = "name";
+  EXPECT_EQ(run_top(env.ctx, a).error().code, ErrorCode::kUsage);
+  a = {};
+  a.interval = 0;
+  EXPECT_EQ(run_top(env.ctx, a).error().code, ErrorCode::kUsage);
+  a = {};
+  a.iterations = 1;
+  a.ctrl = "nvme9";
+  EXPECT_EQ(run_top(env.ctx, a).error().code, ErrorCode::kNotFound);
+  a.ctrl = "nvme0";
+  ASSERT_TRUE(run_top(env.ctx, a));
+  EXPECT_NE(env.out.str().find("rnvme top: 1 controller(s)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rnvme
