@@ -64,9 +64,16 @@ NvmeController read_controller(const FileSystem& fs, const std::string& name) {
   c.ctrl_loss_tmo = int_attr(fs, dir + "/ctrl_loss_tmo");
   c.reconnect_delay = int_attr(fs, dir + "/reconnect_delay");
   c.fast_io_fail_tmo = int_attr(fs, dir + "/fast_io_fail_tmo");
-  // Attribute names are read from the directory so that ones added to rnvme.ko later show up.
-  for (const auto& key : list_or_empty(fs, dir + "/rnvme"))
-    c.rnvme[key] = attr(fs, dir + "/rnvme/" + key);
+  // Attribute names are read from the directory so that ones added to rnvme.ko later show up;
+  // the telemetry files (binary records, their layout, the reset) are `rnvme stats`' business,
+  // and any value that is not one line of printable text is left out rather than garbled.
+  for (const auto& key : list_or_empty(fs, dir + "/rnvme")) {
+    if (key.rfind("telemetry", 0) == 0) continue;
+    std::string v = attr(fs, dir + "/rnvme/" + key);
+    bool text = true;
+    for (unsigned char ch : v) text = text && ch >= 0x20 && ch < 0x7f;
+    if (text) c.rnvme[key] = std::move(v);
+  }
   for (const auto& e : list_or_empty(fs, dir))
     if (is_namespace_name(e))
       // nvmeXcYnZ are multipath paths: hidden, no /dev node.

@@ -27,6 +27,9 @@ TEST(Sysfs, ReadsControllerAttributes) {
   EXPECT_TRUE(c.rnvme.empty());
   fs.add("/sys/class/nvme/nvme2/rnvme/reconnects", "3\n");
   fs.add("/sys/class/nvme/nvme2/rnvme/rdma_device", "rxe0\n");
+  fs.add("/sys/class/nvme/nvme2/rnvme/telemetry", std::string("\x01\x00\x00\xb3", 4));
+  fs.add("/sys/class/nvme/nvme2/rnvme/telemetry_layout", "version 1\nwords 12\n");
+  fs.add("/sys/class/nvme/nvme2/rnvme/odd", std::string("a\xb3", 2));
   c = read_controller(fs, "nvme2");
   EXPECT_EQ(c.rnvme, (std::map<std::string, std::string>{{"rdma_device", "rxe0"}, {"reconnects", "3"}}));
 }
