@@ -39,6 +39,9 @@ PKGS=(
 	fio nvme-cli rdma-core iproute2 ibverbs-utils python3 jq linux-perf
 	# tool suite 08-stats: a real Prometheus text parser for rnvme stats --prometheus
 	python3-prometheus-client
+	# tool suite 07-causes: systemd-analyze verify on the boot units (a minbase
+	# root has no systemd)
+	systemd
 	# module build
 	build-essential pahole
 	# debug kernel build (tests/debug-kernel/build.sh)
