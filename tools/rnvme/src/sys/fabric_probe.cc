@@ -1,4 +1,5 @@
 #include "sys/fabric_probe.h"
+#include "sys/nl_handles.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -24,18 +25,9 @@
 namespace rnvme {
 namespace {
 
-struct SockDeleter {
-  void operator()(nl_sock* s) const { nl_socket_free(s); }
-};
-struct MsgDeleter {
-  void operator()(nl_msg* m) const { nlmsg_free(m); }
-};
-struct CbDeleter {
-  void operator()(nl_cb* c) const { nl_cb_put(c); }
-};
-using Sock = std::unique_ptr<nl_sock, SockDeleter>;
-using Msg = std::unique_ptr<nl_msg, MsgDeleter>;
-using Cb = std::unique_ptr<nl_cb, CbDeleter>;
+using nl::Sock;
+using nl::Msg;
+using nl::Cb;
 
 struct Reply {
   int err = 0;             // errno the kernel answered with (positive), 0 if none

@@ -1,4 +1,5 @@
 #include "sys/netlink.h"
+#include "sys/nl_handles.h"
 
 #include <fmt/format.h>
 #include <netlink/msg.h>
@@ -13,14 +14,8 @@
 namespace rnvme {
 namespace {
 
-struct SockDeleter {
-  void operator()(nl_sock* s) const { nl_socket_free(s); }
-};
-struct MsgDeleter {
-  void operator()(nl_msg* m) const { nlmsg_free(m); }
-};
-using Sock = std::unique_ptr<nl_sock, SockDeleter>;
-using Msg = std::unique_ptr<nl_msg, MsgDeleter>;
+using nl::Sock;
+using nl::Msg;
 
 Error nl_error(std::string what, int rc) {
   Error e = make_error(ErrorCode::kEnvironment,
