@@ -21,7 +21,6 @@
 
 #include <linux/module.h>
 #include <linux/slab.h>
-#include <rdma/mr_pool.h>
 #include "rnvme.h"
 
 static struct blk_mq_tags *rnvme_tagset(struct rnvme_queue *queue)
@@ -68,7 +67,7 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op)
  *     accepts in-capsule data and the device has SGEs to spare);
  *   - through the PD's global rkey (one segment; only if register_always=0,
  *     which exposes all memory to the target and is off by default);
- *   - through a fast-registration MR from the queue's pool, whose rkey the
+ *   - through the fast-registration MR of the request's tag, whose rkey the
  *     target invalidates with its response (or we invalidate locally, mr.c).
  * The fast path (this file) is inlined into queue_rq and the completion.
  */
@@ -105,30 +104,30 @@ static int rnvme_map_fast_reg(struct rnvme_queue *queue,
 			      struct rnvme_request *req,
 			      struct nvme_command *c, int count)
 {
+	struct ib_mr *mr;
+	int tag = blk_mq_rq_from_pdu(req)->tag;
 	int nr;
 
-	req->mr = ib_mr_pool_get(queue->qp, &queue->qp->rdma_mrs);
-	/* the pool holds one MR per tag, so this cannot run dry */
-	if (WARN_ON_ONCE(!req->mr))
-		return -EAGAIN;
+	/* the MR of this tag (rnvme_alloc_mrs()): nobody else uses it */
+	if (WARN_ON_ONCE((u32)tag >= queue->nr_mrs))
+		return -EIO;
+	mr = queue->mrs[tag];
 
 	/* the target's MPS is 4 KiB whatever the host page size */
-	nr = ib_map_mr_sg(req->mr, req->sgt.sgl, count, NULL, SZ_4K);
-	if (unlikely(nr < count)) {
-		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, req->mr);
-		req->mr = NULL;
+	nr = ib_map_mr_sg(mr, req->sgt.sgl, count, NULL, SZ_4K);
+	if (unlikely(nr < count))
 		return nr < 0 ? nr : -EINVAL;
-	}
 
 	/* a fresh key per use: a late access with the old key must fail */
-	ib_update_fast_reg_key(req->mr, ib_inc_rkey(req->mr->rkey));
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 
 	/* the rest of reg_wr was filled in once (rnvme_init_reg_wr()) */
+	req->mr = mr;
 	req->reg_cqe.done = rnvme_memreg_done;
-	req->reg_wr.mr = req->mr;
-	req->reg_wr.key = req->mr->rkey;
+	req->reg_wr.mr = mr;
+	req->reg_wr.key = mr->rkey;
 
-	rnvme_sgl_keyed(c, req->mr->iova, req->mr->length, req->mr->rkey, true);
+	rnvme_sgl_keyed(c, mr->iova, mr->length, mr->rkey, true);
 	return 0;
 }
 
@@ -205,10 +204,8 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
 	if (!blk_rq_nr_phys_segments(rq))
 		return;
 
-	if (req->mr) {
-		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, req->mr);
-		req->mr = NULL;
-	}
+	/* the MR stays with the tag (rnvme_map_fast_reg()) */
+	req->mr = NULL;
 	ib_dma_unmap_sg(queue->dev->ibdev, req->sgt.sgl, req->nents,
 			rq_dma_dir(rq));
 	sg_free_table_chained(&req->sgt, RNVME_INLINE_SG_CNT);

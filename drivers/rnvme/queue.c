@@ -11,7 +11,6 @@
 #include <linux/netdevice.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
-#include <rdma/mr_pool.h>
 #include "rnvme.h"
 
 /* Send queue entries per command in flight: REG_MR + SEND + LOCAL_INV. */
@@ -263,6 +262,41 @@ static void rnvme_unmap_sqes(struct rnvme_queue *queue)
 	}
 }
 
+static void rnvme_free_mrs(struct rnvme_queue *queue)
+{
+	u32 i;
+
+	for (i = 0; i < queue->nr_mrs; i++)
+		ib_dereg_mr(queue->mrs[i]);
+	kfree(queue->mrs);
+	queue->mrs = NULL;
+	queue->nr_mrs = 0;
+}
+
+/*
+ * One fast-registration MR per tag, each able to map the largest I/O plus
+ * one page (the data may start in the middle of one).
+ */
+static int rnvme_alloc_mrs(struct rnvme_queue *queue, u32 pages_per_mr)
+{
+	u32 n = queue->queue_size;
+	struct ib_mr *mr;
+
+	queue->mrs = kcalloc(n, sizeof(*queue->mrs), GFP_KERNEL);
+	if (!queue->mrs)
+		return -ENOMEM;
+	for (queue->nr_mrs = 0; queue->nr_mrs < n; queue->nr_mrs++) {
+		mr = ib_alloc_mr(queue->dev->pd, IB_MR_TYPE_MEM_REG,
+				 pages_per_mr);
+		if (IS_ERR(mr)) {
+			rnvme_free_mrs(queue);
+			return PTR_ERR(mr);
+		}
+		queue->mrs[queue->nr_mrs] = mr;
+	}
+	return 0;
+}
+
 /* the receive work requests, one per buffer, filled in once */
 static int rnvme_build_recv_wrs(struct rnvme_queue *queue)
 {
@@ -448,9 +482,7 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 
 	/* one more page: the data may start in the middle of one */
 	pages_per_mr = rnvme_max_fr_pages(ibdev) + 1;
-	ret = ib_mr_pool_init(queue->qp, &queue->qp->rdma_mrs,
-			      queue->queue_size, IB_MR_TYPE_MEM_REG,
-			      pages_per_mr, 0);
+	ret = rnvme_alloc_mrs(queue, pages_per_mr);
 	if (ret) {
 		dev_err(&ibdev->dev,
 			"rnvme: queue %d: allocating %d MRs of %u pages failed (%d)\n",
@@ -461,13 +493,13 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 
 	ret = rnvme_alloc_probe(queue);
 	if (ret)
-		goto out_destroy_mr_pool;
+		goto out_free_mrs;
 
 	set_bit(RNVME_Q_TR_READY, &queue->flags);
 	return 0;
 
-out_destroy_mr_pool:
-	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
+out_free_mrs:
+	rnvme_free_mrs(queue);
 out_free_ring:
 	kfree(queue->rsp_wr);
 	queue->rsp_wr = NULL;
@@ -495,10 +527,11 @@ void rnvme_destroy_queue_ib(struct rnvme_queue *queue)
 
 	ibdev = queue->dev->ibdev;
 	cq = rnvme_fence_pollers(queue);
-	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
 	/* the CM id is already gone: destroy the QP directly */
 	ib_destroy_qp(queue->qp);
 	queue->qp = NULL;
+	/* no work request of the QP can use them now */
+	rnvme_free_mrs(queue);
 	/* nothing reads the SQEs or uses the probe MR any more */
 	rnvme_unmap_sqes(queue);
 	if (queue->probe_mr) {

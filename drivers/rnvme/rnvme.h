@@ -172,6 +172,12 @@ struct rnvme_queue {
 	u32			probe_seq;
 	/* telemetry of this queue index (ctrl->tele[qid]), never NULL */
 	struct rnvme_qtele	*tele;
+	/*
+	 * Fast-registration MRs, one per tag (blk-mq never hands out a tag
+	 * >= queue_size): a request uses @mrs[its tag], no pool, no lock.
+	 */
+	struct ib_mr		**mrs;
+	u32			nr_mrs;
 };
 
 /* a signaled SEND is about to be posted on @queue (undone if the post fails) */

@@ -2,13 +2,16 @@
 """Where a transport module's own instructions go, by source line.
 
 usage: annotate.py BENCH_DIR WORKLOAD MODULE.ko [--transport rnvme] [--top N]
+                    [--asm FUNCTION]
 
 Reads BENCH_DIR/raw/exact.txt (the icount bench's exact per-address counts)
 and raw/kallsyms.txt, takes the window of WORKLOAD's run over TRANSPORT, and
 maps every counted address inside the module back to MODULE.ko (which must be
 the very build the bench loaded) with objdump --line-numbers.  Prints
 instructions per I/O per function and per source line, hottest first: the
-instrument for the data-path work (Documentation/bench.rst).
+instrument for the data-path work (Documentation/bench.rst).  --asm FUNCTION
+prints that function's disassembly (with source lines) instead, each
+instruction prefixed by how often it ran per I/O.
 """
 import argparse
 import bisect
@@ -44,6 +47,27 @@ def ko_lines(ko):
     return table
 
 
+def print_asm(ko, func, by_off, ios):
+    """FUNCTION's disassembly, each instruction with its count per I/O"""
+    out = subprocess.run(["objdump", "-d", "--line-numbers", "--no-show-raw-insn",
+                          f"--disassemble={func}", str(ko)], check=True,
+                         capture_output=True, text=True).stdout
+    base = None
+    ire = re.compile(r"^\s*([0-9a-f]+):\s")
+    for line in out.splitlines():
+        m = re.match(r"^([0-9a-f]+) <([^>]+)>:$", line)
+        if m:
+            base = int(m.group(1), 16)
+            print(line)
+            continue
+        m = ire.match(line)
+        if m and base is not None:
+            n = by_off.get((func, int(m.group(1), 16) - base), 0)
+            print(f"{n / ios:7.1f} {line}")
+        elif base is not None and line.strip():
+            print(f"        {line}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("bench_dir")
@@ -51,6 +75,7 @@ def main():
     ap.add_argument("ko")
     ap.add_argument("--transport", default="rnvme")
     ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--asm", metavar="FUNCTION")
     a = ap.parse_args()
     base = Path(a.bench_dir)
     run = None
@@ -68,6 +93,7 @@ def main():
     lines = ko_lines(a.ko)
     ios = run["exact_ios"]
     by_func, by_line = defaultdict(int), defaultdict(int)
+    by_off = defaultdict(int)
     unmapped = 0
     for addr, n in window[2].items():
         name, m = ksyms.lookup(addr)
@@ -76,12 +102,16 @@ def main():
         i = bisect.bisect_right(ksyms.addrs, addr) - 1
         off = addr - ksyms.addrs[i]
         by_func[name] += n
+        by_off[(name, off)] += n
         src = lines.get((name, off))
         if src is None:
             unmapped += n
             src = f"{name}+{off:#x}"
         by_line[(src, name)] += n
     total = sum(by_func.values())
+    if a.asm:
+        print_asm(a.ko, a.asm, by_off, ios)
+        return
     print(f"# {a.workload} / {a.transport}: {total / ios:.1f} module instructions per I/O"
           f" ({ios} I/Os; {unmapped / ios:.1f} not mapped to a line: is {a.ko} the build the bench ran?)")
     print("# per function")
