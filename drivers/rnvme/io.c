@@ -71,23 +71,30 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op)
  *     target invalidates with its response (or we invalidate locally, mr.c).
  * The fast path (this file) is inlined into queue_rq and the completion.
  */
-static void rnvme_map_inline(struct rnvme_queue *queue,
-			     struct rnvme_request *req, struct nvme_command *c,
-			     int count)
+static __always_inline void rnvme_map_inline(struct rnvme_queue *queue,
+					     struct rnvme_request *req,
+					     struct nvme_command *c, int count)
 {
-	struct scatterlist *sg;
+	struct scatterlist *sg = req->sgt.sgl;
+	struct ib_sge *sge = &req->sge[1];
 	u32 len = 0;
 	int i;
 
-	for_each_sg(req->sgt.sgl, sg, count, i) {
-		struct ib_sge *sge = &req->sge[1 + i];
-
+	/* most in-capsule writes are one segment: no loop */
+	if (likely(count == 1)) {
 		sge->addr = sg_dma_address(sg);
-		sge->length = sg_dma_len(sg);
-		sge->lkey = queue->dev->pd->local_dma_lkey;
-		len += sge->length;
+		sge->length = len = sg_dma_len(sg);
+		sge->lkey = queue->lkey;
+	} else {
+		for_each_sg(req->sgt.sgl, sg, count, i) {
+			sge[i].addr = sg_dma_address(sg);
+			sge[i].length = sg_dma_len(sg);
+			sge[i].lkey = queue->lkey;
+			len += sge[i].length;
+		}
 	}
-	rnvme_sgl_inline(c, queue->ctrl->ctrl.icdoff, len);
+	/* at ICDOFF, which is 0 (rnvme_setup_ctrl() refuses any other) */
+	rnvme_sgl_inline(c, 0, len);
 	req->num_sge += count;
 }
 
@@ -164,17 +171,22 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 	if (ret)
 		return -ENOMEM;
 
-	req->nents = blk_rq_map_sg(rq->q, rq, req->sgt.sgl);
+	/*
+	 * blk_rq_map_sg() with its cursor in the request: a cursor on the
+	 * stack would cost queue_rq a stack-protector canary
+	 */
+	req->last_sg = NULL;
+	req->nents = __blk_rq_map_sg(rq->q, rq, req->sgt.sgl, &req->last_sg);
 	count = ib_dma_map_sg(ibdev, req->sgt.sgl, req->nents, rq_dma_dir(rq));
 	if (unlikely(count <= 0)) {
 		ret = -EIO;
 		goto out_free_table;
 	}
 
-	if (rnvme_use_inline(rq_data_dir(rq) == WRITE, rnvme_queue_idx(queue),
-			     queue->ctrl->use_inline_data, count,
-			     dev->inline_segments, blk_rq_payload_bytes(rq),
-			     queue->capsule_len - sizeof(struct nvme_command))) {
+	/* the queue's room is 0 where in-capsule data is not allowed */
+	if (rnvme_use_inline(rq_data_dir(rq) == WRITE, 1, true, count,
+			     queue->inline_segs, blk_rq_payload_bytes(rq),
+			     queue->inline_room)) {
 		rnvme_map_inline(queue, req, c, count);
 		return 0;
 	}
@@ -295,44 +307,43 @@ static void rnvme_async_done(struct ib_cq *cq, struct ib_wc *wc)
 	rnvme_send_completed(queue, READ_ONCE(queue->retired_seq));
 }
 
-static __always_inline int rnvme_post_send(struct rnvme_queue *queue,
-					   struct rnvme_qe *qe,
-					   struct ib_sge *sge, u32 num_sge,
-					   struct ib_send_wr *first,
-					   bool signaled)
+/* a SEND could not be posted: nothing of it will complete */
+static void rnvme_post_failed(struct rnvme_queue *queue, bool signaled,
+			      int ret)
 {
-	struct ib_send_wr wr;
-	int ret;
-
-	sge->addr = qe->dma;
-	sge->length = sizeof(struct nvme_command);
-	sge->lkey = queue->dev->pd->local_dma_lkey;
-
-	wr.next = NULL;
-	wr.wr_cqe = &qe->cqe;
-	wr.sg_list = sge;
-	wr.num_sge = num_sge;
-	wr.opcode = IB_WR_SEND;
-	wr.send_flags = signaled ? IB_SEND_SIGNALED : 0;
-
-	if (first)
-		first->next = &wr;
-	else
-		first = &wr;
-
-	if (signaled)
-		rnvme_send_posted(queue);
-	ret = ib_post_send(queue->qp, first, NULL);
-	if (likely(!ret)) {
-		rnvme_count_wrs(queue, first == &wr ? 1 : 2);
-		return 0;
-	}
-	/* nothing was posted: no completion will come */
 	if (signaled)
 		atomic_dec(&queue->sends_pending);
 	dev_err_ratelimited(queue->ctrl->ctrl.device,
 			    "queue %d: posting SEND failed (%d)\n",
 			    rnvme_queue_idx(queue), ret);
+}
+
+/*
+ * Post a request's SEND, behind its REG_MR if it has one.  Both work
+ * requests were built with the request (rnvme_init_request()) and the SQE's
+ * SGE with its mapping (rnvme_map_sqe()): only the SGE count and the flags
+ * change per command.
+ */
+static __always_inline int rnvme_post_req(struct rnvme_queue *queue,
+					  struct rnvme_request *req,
+					  bool signaled)
+{
+	struct ib_send_wr *first = &req->send_wr;
+	int ret;
+
+	req->send_wr.num_sge = req->num_sge;
+	req->send_wr.send_flags = signaled ? IB_SEND_SIGNALED : 0;
+	if (req->mr)
+		first = &req->reg_wr.wr;
+
+	if (signaled)
+		rnvme_send_posted(queue);
+	ret = rnvme_post_send_wrs(queue->qp, first, &req->bad_wr);
+	if (likely(!ret)) {
+		rnvme_count_wrs(queue, req->mr ? 2 : 1);
+		return 0;
+	}
+	rnvme_post_failed(queue, signaled, ret);
 	return ret;
 }
 
@@ -408,6 +419,7 @@ void rnvme_submit_async_event(struct nvme_ctrl *nctrl)
 	struct rnvme_qe *sqe = &ctrl->async_event_sqe;
 	struct ib_device *ibdev = queue->dev->ibdev;
 	struct nvme_command *cmd = sqe->data;
+	struct ib_send_wr wr = {};
 	struct ib_sge sge;
 	int ret;
 
@@ -425,8 +437,23 @@ void rnvme_submit_async_event(struct nvme_ctrl *nctrl)
 	ib_dma_sync_single_for_device(ibdev, sqe->dma, sizeof(*cmd),
 				      DMA_TO_DEVICE);
 
+	sge.addr = sqe->dma;
+	sge.length = sizeof(*cmd);
+	sge.lkey = queue->dev->pd->local_dma_lkey;
+	wr.next = NULL;
+	wr.wr_cqe = &sqe->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+
 	atomic_inc(&queue->send_seq);
-	ret = rnvme_post_send(queue, sqe, &sge, 1, NULL, true);
+	rnvme_send_posted(queue);
+	ret = ib_post_send(queue->qp, &wr, NULL);
+	if (likely(!ret))
+		rnvme_count_wrs(queue, 1);
+	else
+		rnvme_post_failed(queue, true, ret);
 	WARN_ON_ONCE(ret);
 }
 
@@ -582,13 +609,17 @@ void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	/* commands in flight, for rnvme_send_signaled() (a statistic) */
 	data_race(queue->rsp_count++);
-	ib_dma_sync_single_for_cpu(ibdev, qe->dma, len, DMA_FROM_DEVICE);
+	if (unlikely(queue->rsp_sync))
+		ib_dma_sync_single_for_cpu(ibdev, qe->dma, len,
+					   DMA_FROM_DEVICE);
 	if (unlikely(nvme_is_aen_req(rnvme_queue_idx(queue), cqe->command_id)))
 		nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
 					  &cqe->result);
 	else
 		rnvme_process_rsp(queue, cqe, wc);
-	ib_dma_sync_single_for_device(ibdev, qe->dma, len, DMA_FROM_DEVICE);
+	if (unlikely(queue->rsp_sync))
+		ib_dma_sync_single_for_device(ibdev, qe->dma, len,
+					      DMA_FROM_DEVICE);
 
 	rnvme_repost_recv(queue, qe);
 }
@@ -616,6 +647,12 @@ static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	INIT_LIST_HEAD(&req->sqe_node);
 	INIT_LIST_HEAD(&req->park_node);
 	rnvme_init_reg_wr(req);
+	req->sqe.cqe.done = rnvme_send_done;
+	memset(&req->send_wr, 0, sizeof(req->send_wr));
+	req->send_wr.wr_cqe = &req->sqe.cqe;
+	req->send_wr.sg_list = req->sge;
+	req->send_wr.opcode = IB_WR_SEND;
+	req->reg_wr.wr.next = &req->send_wr;
 	req->queue = &ctrl->queues[qid];
 	nvme_req(rq)->cmd = req->sqe.data;
 	return 0;
@@ -702,8 +739,7 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 		/* a statistic; admin and poll queues post without the lock */
 		data_race(queue->sends_signaled++);
 	}
-	err = rnvme_post_send(queue, &req->sqe, req->sge, req->num_sge,
-			      req->mr ? &req->reg_wr.wr : NULL, signaled);
+	err = rnvme_post_req(queue, req, signaled);
 	if (unlikely(err)) {
 		queue->last_sig_seq = last;
 		if (rnvme_tele_counting(req))
@@ -725,7 +761,6 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct nvme_command *c = nvme_req(rq)->cmd;
 	unsigned long qflags = READ_ONCE(queue->flags);
 	bool ready = qflags & BIT(RNVME_Q_LIVE);
-	struct ib_device *ibdev;
 	blk_status_t ret;
 	int err;
 
@@ -756,9 +791,10 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	    rnvme_map_sqe(queue, req))
 		return BLK_STS_RESOURCE;
 
-	ibdev = queue->dev->ibdev;
-	ib_dma_sync_single_for_cpu(ibdev, sqe->dma,
-				   sizeof(struct nvme_command), DMA_TO_DEVICE);
+	if (unlikely(req->sqe_sync))
+		ib_dma_sync_single_for_cpu(queue->dev->ibdev, sqe->dma,
+					   sizeof(struct nvme_command),
+					   DMA_TO_DEVICE);
 
 	ret = nvme_setup_cmd(ns, rq);
 	if (ret)
@@ -774,11 +810,11 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 		goto out_fail;
 	}
 
-	sqe->cqe.done = rnvme_send_done;
 	rnvme_tele_arm(rq, req);
-	ib_dma_sync_single_for_device(ibdev, sqe->dma,
-				      sizeof(struct nvme_command),
-				      DMA_TO_DEVICE);
+	if (unlikely(req->sqe_sync))
+		ib_dma_sync_single_for_device(queue->dev->ibdev, sqe->dma,
+					      sizeof(struct nvme_command),
+					      DMA_TO_DEVICE);
 
 	err = rnvme_submit(queue, req);
 	if (unlikely(err))

@@ -126,6 +126,21 @@ static inline bool rnvme_use_inline(bool write, int qid, bool ctrl_inline,
 	       bytes <= inline_size;
 }
 
+/**
+ * rnvme_inline_room - in-capsule data room of a queue, 0 if it takes none
+ * @qid:         queue id (the admin queue never uses in-capsule data)
+ * @ctrl_inline: the controller advertises offset SGLs
+ * @inline_size: capsule room after the SQE (IOCCSZ * 16 - 64)
+ *
+ * Worked out once per queue: rnvme_use_inline(write, 1, true, nsegs,
+ * max_segs, bytes, room) then answers as the full rnvme_use_inline() would.
+ */
+static inline size_t rnvme_inline_room(int qid, bool ctrl_inline,
+				       size_t inline_size)
+{
+	return qid > 0 && ctrl_inline ? inline_size : 0;
+}
+
 size_t rnvme_capsule_len(int qid, u32 ioccsz);
 
 /* Largest jitter accepted, in percent of the delay. */

@@ -211,6 +211,11 @@ int rnvme_map_sqe(struct rnvme_queue *queue, struct rnvme_request *req)
 
 	spin_lock(&queue->sqe_lock);
 	req->sqe.dma = dma;
+	req->sqe_sync = rnvme_dma_needs_sync(ibdev, dma);
+	/* the SEND's first SGE is the SQE, for the whole association */
+	req->sge[0].addr = dma;
+	req->sge[0].length = sizeof(struct nvme_command);
+	req->sge[0].lkey = queue->lkey;
 	req->sqe_gen = queue->sqe_gen;
 	list_add(&req->sqe_node, &queue->sqe_mapped);
 	spin_unlock(&queue->sqe_lock);
@@ -307,8 +312,12 @@ static int rnvme_build_recv_wrs(struct rnvme_queue *queue)
 				GFP_KERNEL);
 	if (!queue->rsp_wr)
 		return -ENOMEM;
+	queue->rsp_sync = false;
 	for (i = 0; i < queue->nr_rsp; i++) {
 		struct rnvme_recv *r = &queue->rsp_wr[i];
+
+		queue->rsp_sync |= rnvme_dma_needs_sync(queue->dev->ibdev,
+							queue->rsp_ring[i].dma);
 
 		queue->rsp_ring[i].cqe.done = rnvme_recv_done;
 		r->sge.addr = queue->rsp_ring[i].dma;
@@ -444,6 +453,8 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 	if (!queue->dev)	/* rnvme_device_get() said why */
 		return -ECONNREFUSED;
 	ibdev = queue->dev->ibdev;
+	queue->lkey = queue->dev->pd->local_dma_lkey;
+	queue->inline_segs = queue->dev->inline_segments;
 	/* a new QP: no SEND outstanding (the last one's were drained) */
 	atomic_set(&queue->sends_pending, 0);
 	atomic_set(&queue->send_seq, 0);
@@ -587,6 +598,9 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 	queue->poll = rnvme_is_poll_queue(ctrl->io_queues, idx);
 	/* I/O capsules may carry data; the admin queue's never do */
 	queue->capsule_len = rnvme_capsule_len(idx, ctrl->ctrl.ioccsz);
+	queue->inline_room = rnvme_inline_room(idx, ctrl->use_inline_data,
+					       queue->capsule_len -
+					       sizeof(struct nvme_command));
 	if (idx == 1 && ctrl->ctrl.ioccsz < 4)
 		dev_warn(ctrl->ctrl.device,
 			 "target reports IOCCSZ %u, below the minimum of 4: no in-capsule data\n",

@@ -178,7 +178,35 @@ struct rnvme_queue {
 	 */
 	struct ib_mr		**mrs;
 	u32			nr_mrs;
+	/* the receive buffers need dma_sync calls around CPU access */
+	bool			rsp_sync;
+	/* the PD's local DMA lkey; in-capsule room (rnvme_inline_room()) */
+	u32			lkey;
+	u32			inline_room;
+	u32			inline_segs;
 };
+
+/*
+ * ib_post_send() with the caller's @bad (never NULL): the inline's fallback
+ * to a pointer on the stack would cost the I/O path a stack-protector
+ * canary, since the compiler cannot tell a member's address is not NULL.
+ */
+static __always_inline int rnvme_post_send_wrs(struct ib_qp *qp,
+					       const struct ib_send_wr *wr,
+					       const struct ib_send_wr **bad)
+{
+	return qp->device->ops.post_send(qp, wr, bad);
+}
+
+/*
+ * Does a buffer mapped at @dma for @ibdev need dma_sync calls around CPU
+ * access?  Not with a software device (virtual DMA) or a coherent one
+ * without bounce buffers: the I/O path then skips them (one test).
+ */
+static inline bool rnvme_dma_needs_sync(struct ib_device *ibdev, u64 dma)
+{
+	return !ib_uses_virt_dma(ibdev) && dma_need_sync(ibdev->dma_device, dma);
+}
 
 /* a signaled SEND is about to be posted on @queue (undone if the post fails) */
 static inline void rnvme_send_posted(struct rnvme_queue *queue)
@@ -227,10 +255,15 @@ static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
  * @sge:      SGEs of the SEND: the SQE, then in-capsule data
  * @num_sge:  used entries of @sge
  * @reg_wr:   the REG_MR work request chained before the SEND
+ * @send_wr:  the SEND, built once (rnvme_init_request()); per command only
+ *            its SGE count and flags change
+ * @bad_wr:   where posting reports a failed work request (unused)
+ * @sqe_sync: @sqe.dma needs dma_sync calls around CPU access
  * @reg_cqe:  completion context for REG_MR and LOCAL_INV
  * @queue:    the queue the request belongs to
  * @sgt:      the data scatterlist
  * @nents:    entries of @sgt handed to the DMA mapping
+ * @last_sg:  blk-mq's cursor while it fills @sgt
  * @first_sgl: preallocated scatterlist entries for @sgt
  */
 struct rnvme_request {
@@ -249,10 +282,14 @@ struct rnvme_request {
 	struct ib_sge		sge[1 + RNVME_MAX_INLINE_SEGMENTS];
 	u32			num_sge;
 	struct ib_reg_wr	reg_wr;
+	struct ib_send_wr	send_wr;
+	const struct ib_send_wr	*bad_wr;
+	bool			sqe_sync;
 	struct ib_cqe		reg_cqe;
 	struct rnvme_queue	*queue;
 	struct sg_table		sgt;
 	int			nents;
+	struct scatterlist	*last_sg;
 	struct scatterlist	first_sgl[RNVME_INLINE_SG_CNT];
 	/* telemetry (telemetry.h): posted at tele_start, not yet counted ended */
 	u64			tele_start;

@@ -175,13 +175,24 @@ static void check_inline(struct kunit *test, const struct inline_case *c,
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		size_t room = rnvme_inline_room(c[i].qid, c[i].ctrl_inline,
+						c[i].inline_size);
+
 		KUNIT_EXPECT_EQ_MSG(test,
 				    rnvme_use_inline(c[i].write, c[i].qid,
 						     c[i].ctrl_inline, c[i].nsegs,
 						     c[i].max_segs, c[i].bytes,
 						     c[i].inline_size),
 				    c[i].expect, "%s", c[i].name);
+		/* the I/O path's form: the queue's room worked out once */
+		KUNIT_EXPECT_EQ_MSG(test,
+				    rnvme_use_inline(c[i].write, 1, true,
+						     c[i].nsegs, c[i].max_segs,
+						     c[i].bytes, room),
+				    c[i].expect, "%s (room %zu)", c[i].name,
+				    room);
+	}
 }
 
 /* nvmet's default: IOCCSZ 260, i.e. 4096 bytes after the SQE. */
