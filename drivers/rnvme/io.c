@@ -243,7 +243,7 @@ static __always_inline bool rnvme_tele_counting(struct rnvme_request *req)
 	return static_branch_unlikely(&rnvme_tele_key) && req->tele_armed;
 }
 
-static void rnvme_complete_rq(struct request *rq)
+static __always_inline void __rnvme_complete_rq(struct request *rq)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 
@@ -251,6 +251,12 @@ static void rnvme_complete_rq(struct request *rq)
 		rnvme_tele_complete_rq(req->queue, rq);
 	rnvme_unmap_data(req->queue, rq);
 	nvme_complete_rq(rq);
+}
+
+/* blk-mq's ->complete (a completion moved to the submitting CPU) */
+static void rnvme_complete_rq(struct request *rq)
+{
+	__rnvme_complete_rq(rq);
 }
 
 static __always_inline void __rnvme_end_request(struct rnvme_request *req)
@@ -262,7 +268,7 @@ static __always_inline void __rnvme_end_request(struct rnvme_request *req)
 
 	/* completes here unless blk-mq moved it to the submitting CPU */
 	if (!nvme_try_complete_req(rq, req->status, req->result))
-		rnvme_complete_rq(rq);
+		__rnvme_complete_rq(rq);
 }
 
 /* for mr.c's LOCAL_INV completion; the I/O path inlines it */
@@ -350,58 +356,44 @@ static __always_inline int rnvme_post_req(struct rnvme_queue *queue,
 /**
  * rnvme_post_recvs - post every receive buffer of a queue, in one chain
  * @queue: a queue whose connection was just established
+ *
+ * On an interrupt-driven queue the receive work requests stay linked in a
+ * ring (rnvme_repost_recv() posts stretches of it); a poll queue's are
+ * posted one at a time and end their chain.
  */
 int rnvme_post_recvs(struct rnvme_queue *queue)
 {
-	u32 i;
+	u32 n = queue->nr_rsp, i;
 	int ret;
 
-	for (i = 0; i < queue->nr_rsp; i++)
-		queue->rsp_wr[i].wr.next = i + 1 < queue->nr_rsp ?
-					   &queue->rsp_wr[i + 1].wr : NULL;
+	for (i = 0; i + 1 < n; i++)
+		queue->rsp_wr[i].wr.next = &queue->rsp_wr[i + 1].wr;
+	queue->rsp_wr[n - 1].wr.next = NULL;
 	queue->recv_held = 0;
-	queue->recv_head = NULL;
-	queue->recv_tail = NULL;
+	queue->recv_next = 0;
 
 	ret = ib_post_recv(queue->qp, &queue->rsp_wr[0].wr, NULL);
 	if (likely(!ret))
-		rnvme_count_wrs(queue, queue->nr_rsp);
+		rnvme_count_wrs(queue, n);
 	else
 		dev_err(queue->ctrl->ctrl.device,
 			"queue %d: posting %u receive buffers failed (%d)\n",
-			rnvme_queue_idx(queue), queue->nr_rsp, ret);
+			rnvme_queue_idx(queue), n, ret);
+	if (!queue->poll)
+		queue->rsp_wr[n - 1].wr.next = &queue->rsp_wr[0].wr;
+	else
+		for (i = 0; i + 1 < n; i++)
+			queue->rsp_wr[i].wr.next = NULL;
 	return ret;
 }
 
-/*
- * Give an answered receive buffer back to the device: at once on a poll
- * queue (its completions may be reaped by several pollers at a time),
- * otherwise in chains of RNVME_RECV_BATCH (a queue's completions are
- * handled one at a time, in its CQ's context).
- */
-static void rnvme_repost_recv(struct rnvme_queue *queue, struct rnvme_qe *qe)
+/* post @n receive work requests from @first on (cold: not per response) */
+static noinline void rnvme_post_recv_wrs(struct rnvme_queue *queue,
+					 struct ib_recv_wr *first, u32 n)
 {
-	struct ib_recv_wr *wr = &queue->rsp_wr[qe - queue->rsp_ring].wr;
-	u32 n = 1;
 	int ret;
 
-	wr->next = NULL;
-	if (!queue->poll) {
-		if (queue->recv_tail)
-			queue->recv_tail->next = wr;
-		else
-			queue->recv_head = wr;
-		queue->recv_tail = wr;
-		if (++queue->recv_held < RNVME_RECV_BATCH)
-			return;
-		wr = queue->recv_head;
-		n = queue->recv_held;
-		queue->recv_held = 0;
-		queue->recv_head = NULL;
-		queue->recv_tail = NULL;
-	}
-
-	ret = ib_post_recv(queue->qp, wr, NULL);
+	ret = ib_post_recv(queue->qp, first, NULL);
 	if (likely(!ret)) {
 		rnvme_count_wrs(queue, n);
 		return;
@@ -410,6 +402,48 @@ static void rnvme_repost_recv(struct rnvme_queue *queue, struct rnvme_qe *qe)
 			    "queue %d: posting RECV failed (%d)\n",
 			    rnvme_queue_idx(queue), ret);
 	rnvme_error_recovery(queue->ctrl);
+}
+
+/*
+ * Give an answered receive buffer back to the device: at once on a poll
+ * queue (its completions may be reaped by several pollers at a time),
+ * otherwise in stretches of RNVME_RECV_BATCH.  An RC receive queue
+ * completes its work requests in the order they were posted, so an
+ * interrupt-driven queue's answered buffers are always the stretch of the
+ * ring (rnvme_post_recvs()) before @recv_next: posting it needs only its
+ * last link cut for the call.  A completion out of that order would have
+ * us post a buffer the device still owns: it is refused as a device fault.
+ */
+static __always_inline void rnvme_repost_recv(struct rnvme_queue *queue,
+					      struct rnvme_qe *qe)
+{
+	u32 next = queue->recv_next, first;
+	struct ib_recv_wr *last;
+
+	if (queue->poll) {
+		rnvme_post_recv_wrs(queue, &queue->rsp_wr[qe - queue->rsp_ring].wr,
+				    1);
+		return;
+	}
+	if (unlikely(qe != &queue->rsp_ring[next])) {
+		dev_err(queue->ctrl->ctrl.device,
+			"queue %d: receive buffer %td completed out of order (expected %u)\n",
+			rnvme_queue_idx(queue), qe - queue->rsp_ring, next);
+		rnvme_error_recovery(queue->ctrl);
+		return;
+	}
+	queue->recv_next = next + 1 < queue->nr_rsp ? next + 1 : 0;
+	if (++queue->recv_held < RNVME_RECV_BATCH)
+		return;
+
+	/* post the stretch that ends with @next */
+	first = next + 1 >= RNVME_RECV_BATCH ? next + 1 - RNVME_RECV_BATCH :
+		next + 1 + queue->nr_rsp - RNVME_RECV_BATCH;
+	last = &queue->rsp_wr[next].wr;
+	last->next = NULL;
+	rnvme_post_recv_wrs(queue, &queue->rsp_wr[first].wr, RNVME_RECV_BATCH);
+	last->next = &queue->rsp_wr[queue->recv_next].wr;
+	queue->recv_held = 0;
 }
 
 void rnvme_submit_async_event(struct nvme_ctrl *nctrl)

@@ -111,10 +111,12 @@ struct rnvme_queue {
 	struct rnvme_qe		*rsp_ring;
 	struct rnvme_recv	*rsp_wr;
 	u32			nr_rsp;
-	/* answered buffers waiting to be posted again, as a chain */
+	/*
+	 * Interrupt-driven queue: answered buffers not posted again yet (the
+	 * stretch of the ring before @recv_next), the next buffer to complete
+	 */
 	u32			recv_held;
-	struct ib_recv_wr	*recv_head;
-	struct ib_recv_wr	*recv_tail;
+	u32			recv_next;
 	int			queue_size;
 	/* index in ctrl->queues (0: admin), kept to spare a division */
 	int			qid;
