@@ -9,13 +9,14 @@
  * was signaled, the SEND completion too: req->ref counts them down.
  *
  * Which SENDs are signaled is rnvme_send_signaled()'s rule (logic.h): all
- * on the admin queue, all behind a REG_MR, in-capsule data with few commands
- * in flight, and one in RNVME_SIGNAL_INTERVAL of the rest, whose completion
- * retires the unsignaled ones before it.  An unsignaled SEND with only the
- * SQE reads a buffer that stays DMA-mapped until the QP is destroyed
- * (rnvme_map_sqe()), so a late retransmission reads mapped memory and the
- * target drops it as a duplicate; one with in-capsule data parks its request
- * until a signaled completion retires it (rnvme_park()).
+ * on the admin queue, those with in-capsule data or behind a REG_MR when few
+ * commands are in flight, and one in RNVME_SIGNAL_INTERVAL of the rest, whose
+ * completion retires the unsignaled ones before it.  An unsignaled SEND with
+ * only the SQE reads a buffer that stays DMA-mapped until the QP is
+ * destroyed (rnvme_map_sqe()), so a late retransmission reads mapped memory
+ * and the target drops it as a duplicate; one with in-capsule data or behind
+ * a REG_MR parks its answered request until a signaled completion retires it
+ * (rnvme_park()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -499,9 +500,10 @@ static bool rnvme_needs_probe(struct rnvme_queue *queue,
 }
 
 /*
- * An answered request whose SEND carried in-capsule data unsignaled waits
- * until a later signaled completion retires that SEND; if none was posted
- * after it, a probe is.  Only in CQ context of an interrupt-driven queue.
+ * An answered request whose SEND went unsignaled with in-capsule data or
+ * behind a REG_MR waits until a later signaled completion retires it; if
+ * none was posted after it, a probe is.  Only in CQ context of an
+ * interrupt-driven queue.
  */
 static void rnvme_park(struct rnvme_queue *queue, struct rnvme_request *req)
 {
@@ -741,6 +743,7 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	int qid = rnvme_queue_idx(queue);
 	bool ordered = qid && !queue->poll;
 	bool inline_data = req->num_sge > 1;
+	bool must_retire = inline_data || req->mr;
 	unsigned long flags = 0;
 	bool signaled;
 	u32 seq, last;
@@ -764,7 +767,7 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	signaled = rnvme_send_signaled(qid, queue->poll, req->mr, inline_data,
 				       seq, seq - READ_ONCE(queue->rsp_count));
 	req->send_seq = seq;
-	req->wait_retire = inline_data && !signaled;
+	req->wait_retire = must_retire && !signaled;
 	/* the response (or invalidation) ends it, and a signaled SEND */
 	refcount_set(&req->ref, signaled ? 2 : 1);
 	last = queue->last_sig_seq;

@@ -204,9 +204,9 @@ enum rnvme_ack_wd_verdict rnvme_ack_wd_tick(struct rnvme_ack_wd *wd,
 					    u32 retired);
 
 /*
- * A SEND with in-capsule data on a queue with at least this many commands in
- * flight may go unsignaled: its request waits for a later signaled
- * completion, which with that many commands in flight is posted soon.
+ * A SEND with in-capsule data or behind a REG_MR, on a queue with at least
+ * this many commands in flight, may go unsignaled: its request waits for a
+ * later signaled completion, which with that many in flight is posted soon.
  */
 #define RNVME_PARK_MIN_INFLIGHT		8
 
@@ -227,23 +227,24 @@ static inline bool rnvme_seq_after(u32 a, u32 b)
  *               included
  *
  * The admin queue is rare enough to signal everything.  One SEND in
- * RNVME_SIGNAL_INTERVAL is signaled to retire those before it.  A SEND
- * behind a REG_MR is signaled: Soft-RoCE's retransmission rewinds the send
- * queue to the oldest work request not yet acknowledged and runs local
- * operations again, so a request ending before its REG_MR is retired would
- * have that MR registered again after the pool handed it out anew.  A SEND
- * with only the SQE (in a buffer that stays mapped) needs nothing more.  One
- * with in-capsule data must be known complete before its request ends (the
- * pages are released then): unsignaled, its request waits for a later
+ * RNVME_SIGNAL_INTERVAL is signaled to retire those before it.  A SEND with
+ * only the SQE (in a buffer that stays mapped) needs nothing more.  Two
+ * kinds must be known retired before their request ends: one with
+ * in-capsule data (the pages are released then), and one behind a REG_MR
+ * (Soft-RoCE's retransmission rewinds the send queue to the oldest work
+ * request not yet acknowledged and runs local operations again: a REG_MR
+ * replayed after its request ended would make the key the target
+ * invalidated valid again).  Unsignaled, such a request waits for a later
  * signaled completion (io.c, rnvme_park()), which poll queues cannot do and
- * which a queue with few commands in flight would wait for in vain.
+ * which a queue with few commands in flight would wait for in vain: there
+ * they are signaled.
  */
 static inline bool rnvme_send_signaled(int qid, bool poll, bool after_reg,
 				       bool inline_data, u32 seq, u32 inflight)
 {
-	if (!qid || after_reg || !(seq % RNVME_SIGNAL_INTERVAL))
+	if (!qid || !(seq % RNVME_SIGNAL_INTERVAL))
 		return true;
-	if (!inline_data)
+	if (!inline_data && !after_reg)
 		return false;
 	return poll || inflight < RNVME_PARK_MIN_INFLIGHT;
 }

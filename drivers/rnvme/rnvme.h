@@ -250,8 +250,9 @@ static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
  *            response or invalidation) before the request may end
  * @sqe_gen:  association @sqe.dma was mapped for (rnvme_queue.sqe_gen)
  * @send_seq: sequence number of its SEND
- * @wait_retire: its SEND carried in-capsule data unsignaled: the request
- *            may end only once a later signaled completion retired it
+ * @wait_retire: its SEND went unsignaled with in-capsule data or behind a
+ *            REG_MR: the request may end only once a later signaled
+ *            completion retired it
  * @sqe_node: link in its queue's list of mapped SQEs
  * @park_node: link in its queue's list of requests waiting to be retired
  * @sge:      SGEs of the SEND: the SQE, then in-capsule data

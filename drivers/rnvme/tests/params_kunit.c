@@ -284,13 +284,22 @@ static void rnvme_send_signaling(struct kunit *test)
 						    RNVME_SIGNAL_INTERVAL, 1));
 	/* across the wrap too */
 	KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(1, false, false, false, 0, 1));
-	/* behind a REG_MR: always (Soft-RoCE replays local operations) */
+	/*
+	 * behind a REG_MR: like in-capsule data (the request must see it
+	 * retired: Soft-RoCE replays local operations), so signaled on a
+	 * poll queue or with few in flight, else one in the interval
+	 */
+	n = 0;
 	for (seq = 1; seq <= 64; seq++) {
-		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(2, false, true,
-							    false, seq, 32));
 		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(2, true, true,
 							    false, seq, 32));
+		KUNIT_EXPECT_TRUE(test, rnvme_send_signaled(2, false, true,
+							    false, seq,
+							    RNVME_PARK_MIN_INFLIGHT - 1));
+		n += rnvme_send_signaled(2, false, true, false, seq,
+					 RNVME_PARK_MIN_INFLIGHT);
 	}
+	KUNIT_EXPECT_EQ(test, n, 64 / RNVME_SIGNAL_INTERVAL);
 	KUNIT_EXPECT_TRUE(test, rnvme_seq_after(2, U32_MAX));
 	KUNIT_EXPECT_FALSE(test, rnvme_seq_after(U32_MAX, 2));
 	KUNIT_EXPECT_FALSE(test, rnvme_seq_after(7, 7));
