@@ -153,8 +153,7 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 					  struct nvme_command *c)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
-	struct rnvme_device *dev = queue->dev;
-	struct ib_device *ibdev = dev->ibdev;
+	struct ib_device *ibdev = queue->ibdev;
 	int count, ret;
 
 	req->num_sge = 1;
@@ -192,7 +191,7 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 		return 0;
 	}
 
-	if (count == 1 && (dev->pd->flags & IB_PD_UNSAFE_GLOBAL_RKEY)) {
+	if (count == 1 && queue->global_rkey) {
 		rnvme_map_global_rkey(queue, req, c);
 		return 0;
 	}
@@ -219,7 +218,7 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
 
 	/* the MR stays with the tag (rnvme_map_fast_reg()) */
 	req->mr = NULL;
-	ib_dma_unmap_sg(queue->dev->ibdev, req->sgt.sgl, req->nents,
+	ib_dma_unmap_sg(queue->ibdev, req->sgt.sgl, req->nents,
 			rq_dma_dir(rq));
 	sg_free_table_chained(&req->sgt, RNVME_INLINE_SG_CNT);
 }
@@ -625,7 +624,7 @@ void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rnvme_qe *qe = container_of(wc->wr_cqe, struct rnvme_qe, cqe);
 	struct rnvme_queue *queue = wc->qp->qp_context;
-	struct ib_device *ibdev = queue->dev->ibdev;
+	struct ib_device *ibdev = queue->ibdev;
 	struct nvme_completion *cqe = qe->data;
 	const size_t len = sizeof(struct nvme_completion);
 
@@ -737,11 +736,13 @@ static noinline void rnvme_test_burn(unsigned int n)
  * numbers follow the send queue's order: a signaled completion then retires
  * exactly the SENDs numbered before it (rnvme_unpark()).
  */
-static __always_inline int rnvme_submit(struct rnvme_queue *queue,
-					struct rnvme_request *req)
+static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
+					  struct rnvme_request *req,
+					  const bool ordered)
 {
-	int qid = rnvme_queue_idx(queue);
-	bool ordered = qid && !queue->poll;
+	/* an ordered queue is an I/O queue (qid > 0) that is not polled */
+	int qid = ordered ? 1 : rnvme_queue_idx(queue);
+	bool poll = ordered ? false : queue->poll;
 	bool inline_data = req->num_sge > 1;
 	bool must_retire = inline_data || req->mr;
 	unsigned long flags = 0;
@@ -764,7 +765,7 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 			rnvme_tele_submitted(queue, req, false, 1);
 	}
 	seq = atomic_inc_return(&queue->send_seq);
-	signaled = rnvme_send_signaled(qid, queue->poll, req->mr, inline_data,
+	signaled = rnvme_send_signaled(qid, poll, req->mr, inline_data,
 				       seq, seq - READ_ONCE(queue->rsp_count));
 	req->send_seq = seq;
 	req->wait_retire = must_retire && !signaled;
@@ -787,6 +788,15 @@ static __always_inline int rnvme_submit(struct rnvme_queue *queue,
 	return err;
 }
 
+/* one copy per kind of queue: the I/O queues' tests fold away */
+static __always_inline int rnvme_submit(struct rnvme_queue *queue,
+					struct rnvme_request *req)
+{
+	if (likely(queue->ordered))
+		return __rnvme_submit(queue, req, true);
+	return __rnvme_submit(queue, req, false);
+}
+
 static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 				   const struct blk_mq_queue_data *bd)
 {
@@ -801,13 +811,11 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	blk_status_t ret;
 	int err;
 
-	WARN_ON_ONCE(rq->tag < 0);
-
 	/* prepared before: dispatched again (nvme-core retry, resource busy) */
 	if (static_branch_unlikely(&rnvme_tele_key))
 		req->tele_requeued = !!(rq->rq_flags & RQF_DONTPREP);
 
-	if (unlikely(rnvme_test_extra_work))
+	if (static_branch_unlikely(&rnvme_test_work_key))
 		rnvme_test_burn(READ_ONCE(rnvme_test_extra_work));
 
 	/*
@@ -829,7 +837,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 		return BLK_STS_RESOURCE;
 
 	if (unlikely(req->sqe_sync))
-		ib_dma_sync_single_for_cpu(queue->dev->ibdev, sqe->dma,
+		ib_dma_sync_single_for_cpu(queue->ibdev, sqe->dma,
 					   sizeof(struct nvme_command),
 					   DMA_TO_DEVICE);
 
@@ -849,7 +857,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	rnvme_tele_arm(rq, req);
 	if (unlikely(req->sqe_sync))
-		ib_dma_sync_single_for_device(queue->dev->ibdev, sqe->dma,
+		ib_dma_sync_single_for_device(queue->ibdev, sqe->dma,
 					      sizeof(struct nvme_command),
 					      DMA_TO_DEVICE);
 

@@ -29,7 +29,29 @@ module_param_named(reconnect_backoff_max, rnvme_reconnect_backoff_max, uint, 064
  * make bench can show that module_insn_per_io sees a known extra cost.
  */
 unsigned int rnvme_test_extra_work;
-module_param_named(test_extra_work, rnvme_test_extra_work, uint, 0644);
+/* on while test_extra_work is not 0: the I/O path tests a jump label */
+DEFINE_STATIC_KEY_FALSE(rnvme_test_work_key);
+
+static int rnvme_test_work_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_uint(val, kp);
+
+	if (ret)
+		return ret;
+	/* sysfs writes of one parameter are serialized (kernel_param_lock) */
+	if (READ_ONCE(rnvme_test_extra_work))
+		static_branch_enable(&rnvme_test_work_key);
+	else
+		static_branch_disable(&rnvme_test_work_key);
+	return 0;
+}
+
+static const struct kernel_param_ops rnvme_test_work_ops = {
+	.set	= rnvme_test_work_set,
+	.get	= param_get_uint,
+};
+module_param_cb(test_extra_work, &rnvme_test_work_ops, &rnvme_test_extra_work,
+		0644);
 MODULE_PARM_DESC(test_extra_work,
 		 "test only: busy-loop iterations added to every I/O submission (default 0)");
 MODULE_PARM_DESC(reconnect_backoff_max,

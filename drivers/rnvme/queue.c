@@ -453,8 +453,11 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 	if (!queue->dev)	/* rnvme_device_get() said why */
 		return -ECONNREFUSED;
 	ibdev = queue->dev->ibdev;
+	queue->ibdev = ibdev;
 	queue->lkey = queue->dev->pd->local_dma_lkey;
 	queue->inline_segs = queue->dev->inline_segments;
+	queue->global_rkey = queue->dev->pd->flags & IB_PD_UNSAFE_GLOBAL_RKEY;
+	queue->ordered = rnvme_queue_idx(queue) && !queue->poll;
 	/* a new QP: no SEND outstanding (the last one's were drained) */
 	atomic_set(&queue->sends_pending, 0);
 	atomic_set(&queue->send_seq, 0);

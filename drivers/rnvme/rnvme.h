@@ -186,6 +186,11 @@ struct rnvme_queue {
 	u32			lkey;
 	u32			inline_room;
 	u32			inline_segs;
+	/* an interrupt-driven I/O queue: SENDs numbered under @post_lock */
+	bool			ordered;
+	/* one-segment data may use the PD's global rkey (register_always=0) */
+	bool			global_rkey;
+	struct ib_device	*ibdev;
 };
 
 /*
@@ -432,6 +437,7 @@ extern int rnvme_ack_timeout;
 extern unsigned int rnvme_retry_count;
 extern unsigned int rnvme_ack_watchdog_ms;
 extern unsigned int rnvme_test_extra_work;
+DECLARE_STATIC_KEY_FALSE(rnvme_test_work_key);
 extern bool rnvme_telemetry;
 /* the telemetry parameter as a jump label: off, the fast path pays a NOP */
 DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
