@@ -259,16 +259,27 @@ static void rnvme_complete_rq(struct request *rq)
 	__rnvme_complete_rq(rq);
 }
 
-static __always_inline void __rnvme_end_request(struct rnvme_request *req)
+/* end a request with the response's @status and @result */
+static __always_inline void rnvme_end_request_with(struct rnvme_request *req,
+						   __le16 status,
+						   union nvme_result result)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
-	if (static_branch_unlikely(&rnvme_tele_key) && req->tele_armed)
+	if (static_branch_unlikely(&rnvme_tele_key) && req->tele_armed) {
+		req->status = status;
 		rnvme_tele_completed(req->queue, req);
+	}
 
 	/* completes here unless blk-mq moved it to the submitting CPU */
-	if (!nvme_try_complete_req(rq, req->status, req->result))
+	if (!nvme_try_complete_req(rq, status, result))
 		__rnvme_complete_rq(rq);
+}
+
+/* end a request whose response was kept in it */
+static __always_inline void __rnvme_end_request(struct rnvme_request *req)
+{
+	rnvme_end_request_with(req, req->status, req->result);
 }
 
 /* for mr.c's LOCAL_INV completion; the I/O path inlines it */
@@ -287,15 +298,16 @@ static void rnvme_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rnvme_qe *qe = container_of(wc->wr_cqe, struct rnvme_qe, cqe);
 	struct rnvme_request *req =
 		container_of(qe, struct rnvme_request, sqe);
+	struct rnvme_queue *queue = req->queue;
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		rnvme_wr_error(cq, wc, "SEND");
 		return;
 	}
-	rnvme_tele_wc_ok(req->queue);
-	rnvme_send_completed(req->queue, req->send_seq);
-	if (unlikely(!list_empty(&req->queue->parked)))
-		rnvme_unpark(req->queue);
+	rnvme_tele_wc_ok(queue);
+	rnvme_send_completed(queue, req->send_seq);
+	if (unlikely(!list_empty(&queue->parked)))
+		rnvme_unpark(queue);
 	if (refcount_dec_and_test(&req->ref))
 		__rnvme_end_request(req);
 }
@@ -415,12 +427,13 @@ static noinline void rnvme_post_recv_wrs(struct rnvme_queue *queue,
  * us post a buffer the device still owns: it is refused as a device fault.
  */
 static __always_inline void rnvme_repost_recv(struct rnvme_queue *queue,
-					      struct rnvme_qe *qe)
+					      struct rnvme_qe *qe,
+					      const bool ordered)
 {
 	u32 next = queue->recv_next, first;
 	struct ib_recv_wr *last;
 
-	if (queue->poll) {
+	if (!ordered && queue->poll) {
 		rnvme_post_recv_wrs(queue, &queue->rsp_wr[qe - queue->rsp_ring].wr,
 				    1);
 		return;
@@ -504,7 +517,8 @@ static bool rnvme_needs_probe(struct rnvme_queue *queue,
  * none was posted after it, a probe is.  Only in CQ context of an
  * interrupt-driven queue.
  */
-static void rnvme_park(struct rnvme_queue *queue, struct rnvme_request *req)
+static __always_inline void rnvme_park(struct rnvme_queue *queue,
+				       struct rnvme_request *req)
 {
 	list_add_tail(&req->park_node, &queue->parked);
 	queue->parked_reqs++;
@@ -547,15 +561,28 @@ void rnvme_drop_parked(struct rnvme_queue *queue)
 		list_del_init(&req->park_node);
 }
 
-static void rnvme_process_rsp(struct rnvme_queue *queue,
-			      struct nvme_completion *cqe, struct ib_wc *wc)
+/* a response that does not end its request at once is kept in it */
+static __always_inline void rnvme_keep_response(struct rnvme_request *req,
+						struct nvme_completion *cqe)
+{
+	req->status = cqe->status;
+	req->result = cqe->result;
+}
+
+static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
+					      struct nvme_completion *cqe,
+					      struct ib_wc *wc,
+					      const bool ordered)
 {
 	struct rnvme_ctrl *ctrl = queue->ctrl;
 	struct rnvme_request *req;
 	struct request *rq;
 	int ret;
 
-	rq = nvme_find_rq(rnvme_tagset(queue), cqe->command_id);
+	/* an ordered queue is an I/O queue: no test for the admin one */
+	rq = nvme_find_rq(ordered ?
+			  queue->ctrl->tag_set.tags[rnvme_queue_idx(queue) - 1] :
+			  rnvme_tagset(queue), cqe->command_id);
 	if (!rq) {
 		dev_err(ctrl->ctrl.device,
 			"queue %d: response for unknown command id %#x\n",
@@ -586,9 +613,6 @@ static void rnvme_process_rsp(struct rnvme_queue *queue,
 		rnvme_note_connect_status(ctrl, queue->qid,
 					  le16_to_cpu(cqe->status) >> 1,
 					  le32_to_cpu(cqe->result.u32));
-	req->status = cqe->status;
-	req->result = cqe->result;
-
 	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
 		if (unlikely(!req->mr ||
 			     wc->ex.invalidate_rkey != req->mr->rkey)) {
@@ -600,6 +624,7 @@ static void rnvme_process_rsp(struct rnvme_queue *queue,
 			return;
 		}
 	} else if (req->mr) {
+		rnvme_keep_response(req, cqe);
 		ret = rnvme_inv_rkey(queue, req);
 		if (unlikely(ret < 0)) {
 			dev_err(ctrl->ctrl.device,
@@ -613,14 +638,34 @@ static void rnvme_process_rsp(struct rnvme_queue *queue,
 
 	if (unlikely(req->wait_retire) &&
 	    rnvme_seq_after(req->send_seq, READ_ONCE(queue->retired_seq))) {
+		rnvme_keep_response(req, cqe);
 		rnvme_park(queue, req);
 		return;
 	}
+	if (!ordered) {
+		/* another poller may reap the SEND's completion meanwhile */
+		rnvme_keep_response(req, cqe);
+		if (refcount_dec_and_test(&req->ref))
+			__rnvme_end_request(req);
+		return;
+	}
+	/*
+	 * The queue's completions are handled one at a time: the response
+	 * needs keeping only if the SEND's completion ends the request later.
+	 */
 	if (refcount_dec_and_test(&req->ref))
-		__rnvme_end_request(req);
+		rnvme_end_request_with(req, cqe->status, cqe->result);
+	else
+		rnvme_keep_response(req, cqe);
 }
 
-void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+/*
+ * A response arrived.  @ordered: the queue is an interrupt-driven I/O queue
+ * (not the admin queue, which gets AENs; not polled, which reposts at once).
+ */
+static __always_inline void __rnvme_recv_done(struct ib_cq *cq,
+					      struct ib_wc *wc,
+					      const bool ordered)
 {
 	struct rnvme_qe *qe = container_of(wc->wr_cqe, struct rnvme_qe, cqe);
 	struct rnvme_queue *queue = wc->qp->qp_context;
@@ -647,16 +692,29 @@ void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (unlikely(queue->rsp_sync))
 		ib_dma_sync_single_for_cpu(ibdev, qe->dma, len,
 					   DMA_FROM_DEVICE);
-	if (unlikely(nvme_is_aen_req(rnvme_queue_idx(queue), cqe->command_id)))
+	if (!ordered &&
+	    unlikely(nvme_is_aen_req(rnvme_queue_idx(queue), cqe->command_id)))
 		nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
 					  &cqe->result);
 	else
-		rnvme_process_rsp(queue, cqe, wc);
+		rnvme_process_rsp(queue, cqe, wc, ordered);
 	if (unlikely(queue->rsp_sync))
 		ib_dma_sync_single_for_device(ibdev, qe->dma, len,
 					      DMA_FROM_DEVICE);
 
-	rnvme_repost_recv(queue, qe);
+	rnvme_repost_recv(queue, qe, ordered);
+}
+
+/* the receive completion of an interrupt-driven I/O queue */
+void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	__rnvme_recv_done(cq, wc, true);
+}
+
+/* the receive completion of the admin queue and of poll queues */
+void rnvme_recv_done_any(struct ib_cq *cq, struct ib_wc *wc)
+{
+	__rnvme_recv_done(cq, wc, false);
 }
 
 static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,

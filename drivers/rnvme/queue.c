@@ -319,7 +319,9 @@ static int rnvme_build_recv_wrs(struct rnvme_queue *queue)
 		queue->rsp_sync |= rnvme_dma_needs_sync(queue->dev->ibdev,
 							queue->rsp_ring[i].dma);
 
-		queue->rsp_ring[i].cqe.done = rnvme_recv_done;
+		queue->rsp_ring[i].cqe.done = queue->ordered ?
+					      rnvme_recv_done :
+					      rnvme_recv_done_any;
 		r->sge.addr = queue->rsp_ring[i].dma;
 		r->sge.length = sizeof(struct nvme_completion);
 		r->sge.lkey = lkey;
