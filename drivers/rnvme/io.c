@@ -712,7 +712,7 @@ void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /* the receive completion of the admin queue and of poll queues */
-void rnvme_recv_done_any(struct ib_cq *cq, struct ib_wc *wc)
+void rnvme_recv_any_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	__rnvme_recv_done(cq, wc, false);
 }

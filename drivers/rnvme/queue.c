@@ -321,7 +321,7 @@ static int rnvme_build_recv_wrs(struct rnvme_queue *queue)
 
 		queue->rsp_ring[i].cqe.done = queue->ordered ?
 					      rnvme_recv_done :
-					      rnvme_recv_done_any;
+					      rnvme_recv_any_done;
 		r->sge.addr = queue->rsp_ring[i].dma;
 		r->sge.length = sizeof(struct nvme_completion);
 		r->sge.lkey = lkey;

@@ -481,7 +481,7 @@ int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);
 extern const struct blk_mq_ops rnvme_mq_ops;
 extern const struct blk_mq_ops rnvme_admin_mq_ops;
 void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc);
-void rnvme_recv_done_any(struct ib_cq *cq, struct ib_wc *wc);
+void rnvme_recv_any_done(struct ib_cq *cq, struct ib_wc *wc);
 int rnvme_post_recvs(struct rnvme_queue *queue);
 void rnvme_submit_async_event(struct nvme_ctrl *nctrl);
 void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op);
