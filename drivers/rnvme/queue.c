@@ -336,7 +336,7 @@ static void rnvme_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rnvme_queue *queue = wc->qp->qp_context;
 
-	/* the REG_MR is unsignaled: an error of either ends up here */
+	/* the LOCAL_INV is unsignaled: an error of either ends up here */
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		rnvme_wr_error(cq, wc, "watchdog probe");
 		return;
@@ -351,8 +351,14 @@ static void rnvme_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 /*
  * The watchdog's probe for an I/O queue with interrupts: a private MR over
  * one receive buffer, local access only (nothing is exposed to the target).
- * Registering and invalidating it completes, in send queue order, after
- * every SEND posted before it.
+ * Its REG_MR completes, in send queue order, after every SEND posted before
+ * it; the LOCAL_INV that frees the MR for the next probe follows unsignaled.
+ * The REG_MR is the one signaled because a LOCAL_INV is fenced: it waits
+ * until everything before it is retired, and Soft-RoCE can miss the wakeup
+ * that ends the wait when the retirement races with the fence check, which
+ * left a signaled LOCAL_INV pending until the next post (an idle queue's
+ * probe then tripped the watchdog).  A LOCAL_INV held that way is run by
+ * the next post, which the next probe's REG_MR follows in the send queue.
  */
 static int rnvme_alloc_probe(struct rnvme_queue *queue)
 {
@@ -380,6 +386,7 @@ static int rnvme_alloc_probe(struct rnvme_queue *queue)
 	queue->probe_reg = (struct ib_reg_wr){
 		.wr.opcode	= IB_WR_REG_MR,
 		.wr.wr_cqe	= &queue->probe_cqe,
+		.wr.send_flags	= IB_SEND_SIGNALED,
 		.wr.next	= &queue->probe_inv,
 		.mr		= mr,
 		.access		= IB_ACCESS_LOCAL_WRITE,
@@ -387,7 +394,6 @@ static int rnvme_alloc_probe(struct rnvme_queue *queue)
 	queue->probe_inv = (struct ib_send_wr){
 		.opcode		= IB_WR_LOCAL_INV,
 		.wr_cqe		= &queue->probe_cqe,
-		.send_flags	= IB_SEND_SIGNALED,
 	};
 	queue->probe_mr = mr;
 	return 0;

@@ -163,8 +163,8 @@ struct rnvme_queue {
 	spinlock_t		sqe_lock;
 	struct list_head	sqe_mapped;
 	/*
-	 * The watchdog's probe: a signaled REG_MR + LOCAL_INV of a private
-	 * MR, posted when only unsignaled SENDs are outstanding.
+	 * The watchdog's probe: a signaled REG_MR + unsignaled LOCAL_INV of
+	 * a private MR, posted when only unsignaled SENDs are outstanding.
 	 */
 	struct ib_mr		*probe_mr;
 	struct ib_cqe		probe_cqe;
