@@ -38,11 +38,7 @@ static int rnvme_test_work_set(const char *val, const struct kernel_param *kp)
 
 	if (ret)
 		return ret;
-	/* sysfs writes of one parameter are serialized (kernel_param_lock) */
-	if (READ_ONCE(rnvme_test_extra_work))
-		static_branch_enable(&rnvme_test_work_key);
-	else
-		static_branch_disable(&rnvme_test_work_key);
+	rnvme_key_follow(&rnvme_test_work_key, READ_ONCE(rnvme_test_extra_work));
 	return 0;
 }
 

@@ -436,6 +436,19 @@ extern unsigned int rnvme_reconnect_jitter;
 extern int rnvme_ack_timeout;
 extern unsigned int rnvme_retry_count;
 extern unsigned int rnvme_ack_watchdog_ms;
+/*
+ * A parameter's jump label follows its value (called from the parameter's
+ * set callback; sysfs writes of one parameter are serialized by
+ * kernel_param_lock).
+ */
+static inline void rnvme_key_follow(struct static_key_false *key, bool on)
+{
+	if (on)
+		static_branch_enable(key);
+	else
+		static_branch_disable(key);
+}
+
 extern unsigned int rnvme_test_extra_work;
 DECLARE_STATIC_KEY_FALSE(rnvme_test_work_key);
 extern bool rnvme_telemetry;

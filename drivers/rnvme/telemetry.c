@@ -38,11 +38,7 @@ static int rnvme_tele_param_set(const char *val, const struct kernel_param *kp)
 
 	if (ret)
 		return ret;
-	/* sysfs writes of one parameter are serialized (kernel_param_lock) */
-	if (READ_ONCE(rnvme_telemetry))
-		static_branch_enable(&rnvme_tele_key);
-	else
-		static_branch_disable(&rnvme_tele_key);
+	rnvme_key_follow(&rnvme_tele_key, READ_ONCE(rnvme_telemetry));
 	return 0;
 }
 
