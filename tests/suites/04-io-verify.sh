@@ -91,8 +91,16 @@ if [ -e "/sys/class/nvme/$ca/rnvme/sends" ]; then
 	read -r s1 g1 p1 q1 <<< "$(sig_counters)"
 	sends=$((s1 - s0)) sig=$((g1 - g0)) parked=$((p1 - p0))
 	echo "# 4k QD32 reads: $sends SENDs, $sig signaled, $parked requests parked, $((q1 - q0)) probes"
-	tap_result "QD32 reads: at most half signaled, some parked until retired ($sig of $sends signaled, $parked parked)" \
-		"$([ "$sends" -ge 1024 ] && [ $((sig * 2)) -le "$sends" ] && [ "$parked" -gt 0 ] && echo 0 || echo 1)"
+	# Parking happens when a response overtakes its SEND's retirement.
+	# rxe retires a SEND when the target's ACK comes back, which a read's
+	# response regularly beats (about 300 of 1024 parked); siw completes a
+	# SEND as soon as TCP has taken it, so there a later signaled SEND has
+	# usually retired it first and parking is a matter of timing (0 or a
+	# few).  The count is asked of rxe only and printed for both.
+	want_parked=0
+	[ "$RDMA_MOD" = rdma_rxe ] && want_parked=1
+	tap_result "QD32 reads: at most half signaled$([ $want_parked = 1 ] && echo ", some parked until retired") ($sig of $sends signaled, $parked parked)" \
+		"$([ "$sends" -ge 1024 ] && [ $((sig * 2)) -le "$sends" ] && { [ $want_parked = 0 ] || [ "$parked" -gt 0 ]; } && echo 0 || echo 1)"
 	read -r s0 g0 p0 q0 <<< "$(sig_counters)"
 	fio_job 4k-inline-qd1 --filename="$A" --ioengine=libaio --iodepth=1 --rw=randwrite \
 		--bs=4k --size=2m --do_verify=0
