@@ -139,6 +139,18 @@ static int rnvme_map_fast_reg(struct rnvme_queue *queue,
 	return 0;
 }
 
+/*
+ * Free a chained table (more than RNVME_INLINE_SG_CNT segments).  Its
+ * first chunk is the request's own entries, the last of which became the
+ * chain link: initialize them again for the next command, which
+ * blk_rq_map_sg() would otherwise follow into the freed chunk.
+ */
+static noinline void rnvme_free_sg_table(struct rnvme_request *req)
+{
+	sg_free_table_chained(&req->sgt, RNVME_INLINE_SG_CNT);
+	sg_init_table(req->first_sgl, RNVME_INLINE_SG_CNT);
+}
+
 /**
  * rnvme_map_data - map a request's data and describe it in the command
  * @queue: the queue the command goes to
@@ -154,22 +166,30 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 	struct ib_device *ibdev = queue->ibdev;
+	unsigned short nr = blk_rq_nr_phys_segments(rq);
 	int count, ret;
 
 	req->num_sge = 1;
 	req->rsp_seen = false;
 	c->common.flags |= NVME_CMD_SGL_METABUF;
 
-	if (!blk_rq_nr_phys_segments(rq)) {
+	if (!nr) {
 		rnvme_sgl_null(c);
 		return 0;
 	}
 
+	/*
+	 * Up to RNVME_INLINE_SG_CNT segments use the request's own entries,
+	 * which stay initialized between commands (blk_rq_map_sg() clears
+	 * the end mark a shorter list left); more take a chained table.
+	 */
 	req->sgt.sgl = req->first_sgl;
-	ret = sg_alloc_table_chained(&req->sgt, blk_rq_nr_phys_segments(rq),
-				     req->sgt.sgl, RNVME_INLINE_SG_CNT);
-	if (ret)
-		return -ENOMEM;
+	if (unlikely(nr > RNVME_INLINE_SG_CNT)) {
+		ret = sg_alloc_table_chained(&req->sgt, nr, req->sgt.sgl,
+					     RNVME_INLINE_SG_CNT);
+		if (ret)
+			return -ENOMEM;
+	}
 
 	/*
 	 * blk_rq_map_sg() with its cursor in the request: a cursor on the
@@ -204,7 +224,8 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 out_unmap_sg:
 	ib_dma_unmap_sg(ibdev, req->sgt.sgl, req->nents, rq_dma_dir(rq));
 out_free_table:
-	sg_free_table_chained(&req->sgt, RNVME_INLINE_SG_CNT);
+	if (unlikely(nr > RNVME_INLINE_SG_CNT))
+		rnvme_free_sg_table(req);
 	return ret;
 }
 
@@ -212,15 +233,17 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
 					     struct request *rq)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+	unsigned short nr = blk_rq_nr_phys_segments(rq);
 
-	if (!blk_rq_nr_phys_segments(rq))
+	if (!nr)
 		return;
 
 	/* the MR stays with the tag (rnvme_map_fast_reg()) */
 	req->mr = NULL;
 	ib_dma_unmap_sg(queue->ibdev, req->sgt.sgl, req->nents,
 			rq_dma_dir(rq));
-	sg_free_table_chained(&req->sgt, RNVME_INLINE_SG_CNT);
+	if (unlikely(nr > RNVME_INLINE_SG_CNT))
+		rnvme_free_sg_table(req);
 }
 
 /*
@@ -289,6 +312,16 @@ void rnvme_end_request(struct rnvme_request *req)
 }
 
 /*
+ * A SEND completion that ends its request (its response came first).  Out
+ * of line: the usual SEND completion, which comes before the response,
+ * then needs no stack frame.
+ */
+static noinline void rnvme_send_done_end(struct rnvme_request *req)
+{
+	__rnvme_end_request(req);
+}
+
+/*
  * Only a signaled SEND completes successfully; an error completion may
  * belong to an unsignaled one of a request that has ended already (a flush,
  * say), so it touches nothing but error recovery.
@@ -309,7 +342,7 @@ static void rnvme_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (unlikely(!list_empty(&queue->parked)))
 		rnvme_unpark(queue);
 	if (refcount_dec_and_test(&req->ref))
-		__rnvme_end_request(req);
+		rnvme_send_done_end(req);
 }
 
 static void rnvme_async_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -381,7 +414,6 @@ int rnvme_post_recvs(struct rnvme_queue *queue)
 	for (i = 0; i + 1 < n; i++)
 		queue->rsp_wr[i].wr.next = &queue->rsp_wr[i + 1].wr;
 	queue->rsp_wr[n - 1].wr.next = NULL;
-	queue->recv_held = 0;
 	queue->recv_next = 0;
 
 	ret = ib_post_recv(queue->qp, &queue->rsp_wr[0].wr, NULL);
@@ -421,17 +453,19 @@ static noinline void rnvme_post_recv_wrs(struct rnvme_queue *queue,
  * queue (its completions may be reaped by several pollers at a time),
  * otherwise in stretches of RNVME_RECV_BATCH.  An RC receive queue
  * completes its work requests in the order they were posted, so an
- * interrupt-driven queue's answered buffers are always the stretch of the
- * ring (rnvme_post_recvs()) before @recv_next: posting it needs only its
- * last link cut for the call.  A completion out of that order would have
- * us post a buffer the device still owns: it is refused as a device fault.
+ * interrupt-driven queue's answered buffers are always the ring's
+ * (rnvme_post_recvs()) entries before @recv_next.  The ring is a whole
+ * number of stretches (rnvme_alloc_queue_ib()): the buffer that ends one
+ * posts it, which needs only the stretch's last link cut for the call.  A
+ * completion out of that order would have us post a buffer the device
+ * still owns: it is refused as a device fault.
  */
 static __always_inline void rnvme_repost_recv(struct rnvme_queue *queue,
 					      struct rnvme_qe *qe,
 					      const bool ordered)
 {
-	u32 next = queue->recv_next, first;
-	struct ib_recv_wr *last;
+	u32 next = queue->recv_next;
+	struct ib_recv_wr *first, *last;
 
 	if (!ordered && queue->poll) {
 		rnvme_post_recv_wrs(queue, &queue->rsp_wr[qe - queue->rsp_ring].wr,
@@ -445,18 +479,19 @@ static __always_inline void rnvme_repost_recv(struct rnvme_queue *queue,
 		rnvme_error_recovery(queue->ctrl);
 		return;
 	}
-	queue->recv_next = next + 1 < queue->nr_rsp ? next + 1 : 0;
-	if (++queue->recv_held < RNVME_RECV_BATCH)
+	if (likely((next + 1) % RNVME_RECV_BATCH)) {
+		queue->recv_next = next + 1;
 		return;
+	}
 
 	/* post the stretch that ends with @next */
-	first = next + 1 >= RNVME_RECV_BATCH ? next + 1 - RNVME_RECV_BATCH :
-		next + 1 + queue->nr_rsp - RNVME_RECV_BATCH;
+	first = &queue->rsp_wr[next + 1 - RNVME_RECV_BATCH].wr;
 	last = &queue->rsp_wr[next].wr;
+	next = next + 1 < queue->nr_rsp ? next + 1 : 0;
+	queue->recv_next = next;
 	last->next = NULL;
-	rnvme_post_recv_wrs(queue, &queue->rsp_wr[first].wr, RNVME_RECV_BATCH);
-	last->next = &queue->rsp_wr[queue->recv_next].wr;
-	queue->recv_held = 0;
+	rnvme_post_recv_wrs(queue, first, RNVME_RECV_BATCH);
+	last->next = &queue->rsp_wr[next].wr;
 }
 
 void rnvme_submit_async_event(struct nvme_ctrl *nctrl)
@@ -737,6 +772,8 @@ static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
 		return -ENOMEM;
 	req->sqe_gen = 0;
 	req->tele_armed = false;
+	/* rnvme_map_data() uses them as they are for short lists */
+	sg_init_table(req->first_sgl, RNVME_INLINE_SG_CNT);
 	INIT_LIST_HEAD(&req->sqe_node);
 	INIT_LIST_HEAD(&req->park_node);
 	rnvme_init_reg_wr(req);

@@ -480,8 +480,13 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 	queue->sqe_gen = rnvme_new_sqe_gen();
 	spin_lock_init(&queue->sqe_lock);
 	INIT_LIST_HEAD(&queue->sqe_mapped);
-	/* one buffer per command the target may answer, + those held back */
-	queue->nr_rsp = queue->queue_size + (queue->poll ? 0 : RNVME_RECV_BATCH);
+	/*
+	 * One buffer per command the target may answer, + those held back:
+	 * an interrupt-driven queue's ring is a whole number of stretches of
+	 * RNVME_RECV_BATCH, one more than its commands need
+	 */
+	queue->nr_rsp = queue->poll ? queue->queue_size :
+		round_up(queue->queue_size, RNVME_RECV_BATCH) + RNVME_RECV_BATCH;
 
 	ret = rnvme_create_cq(queue, ibdev);
 	if (ret)

@@ -112,10 +112,9 @@ struct rnvme_queue {
 	struct rnvme_recv	*rsp_wr;
 	u32			nr_rsp;
 	/*
-	 * Interrupt-driven queue: answered buffers not posted again yet (the
-	 * stretch of the ring before @recv_next), the next buffer to complete
+	 * Interrupt-driven queue: the next buffer to complete; the answered
+	 * ones of its stretch (rnvme_repost_recv()) are not posted again yet
 	 */
-	u32			recv_held;
 	u32			recv_next;
 	int			queue_size;
 	/* index in ctrl->queues (0: admin), kept to spare a division */
