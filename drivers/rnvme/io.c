@@ -131,24 +131,13 @@ static int rnvme_map_fast_reg(struct rnvme_queue *queue,
 
 	/* the rest of reg_wr was filled in once (rnvme_init_reg_wr()) */
 	req->mr = mr;
-	req->reg_cqe.done = rnvme_memreg_done;
 	req->reg_wr.mr = mr;
 	req->reg_wr.key = mr->rkey;
 
 	rnvme_sgl_keyed(c, mr->iova, mr->length, mr->rkey, true);
+	/* counted now, taken back if the post fails (rnvme_post_req()) */
+	rnvme_count_wrs(queue, 1);
 	return 0;
-}
-
-/*
- * Free a chained table (more than RNVME_INLINE_SG_CNT segments).  Its
- * first chunk is the request's own entries, the last of which became the
- * chain link: initialize them again for the next command, which
- * blk_rq_map_sg() would otherwise follow into the freed chunk.
- */
-static noinline void rnvme_free_sg_table(struct rnvme_request *req)
-{
-	sg_free_table_chained(&req->sgt, RNVME_INLINE_SG_CNT);
-	sg_init_table(req->first_sgl, RNVME_INLINE_SG_CNT);
 }
 
 /**
@@ -181,12 +170,14 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 	/*
 	 * Up to RNVME_INLINE_SG_CNT segments use the request's own entries,
 	 * which stay initialized between commands (blk_rq_map_sg() clears
-	 * the end mark a shorter list left); more take a chained table.
+	 * the end mark a shorter list left).  More take a table of their
+	 * own from the pool: chaining it behind the request's entries would
+	 * turn the last of them into a link to memory freed with the table.
 	 */
-	req->sgt.sgl = req->first_sgl;
-	if (unlikely(nr > RNVME_INLINE_SG_CNT)) {
-		ret = sg_alloc_table_chained(&req->sgt, nr, req->sgt.sgl,
-					     RNVME_INLINE_SG_CNT);
+	if (likely(nr <= RNVME_INLINE_SG_CNT)) {
+		req->sgt.sgl = req->first_sgl;
+	} else {
+		ret = sg_alloc_table_chained(&req->sgt, nr, NULL, 0);
 		if (ret)
 			return -ENOMEM;
 	}
@@ -203,10 +194,13 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 		goto out_free_table;
 	}
 
-	/* the queue's room is 0 where in-capsule data is not allowed */
-	if (rnvme_use_inline(rq_data_dir(rq) == WRITE, 1, true, count,
-			     queue->inline_segs, blk_rq_payload_bytes(rq),
-			     queue->inline_room)) {
+	/*
+	 * The queue's room is 0 where in-capsule data is not allowed.  The
+	 * direction first: a read then tests nothing else.
+	 */
+	if (rq_data_dir(rq) == WRITE &&
+	    rnvme_use_inline(true, 1, true, count, queue->inline_segs,
+			     blk_rq_payload_bytes(rq), queue->inline_room)) {
 		rnvme_map_inline(queue, req, c, count);
 		return 0;
 	}
@@ -225,7 +219,7 @@ out_unmap_sg:
 	ib_dma_unmap_sg(ibdev, req->sgt.sgl, req->nents, rq_dma_dir(rq));
 out_free_table:
 	if (unlikely(nr > RNVME_INLINE_SG_CNT))
-		rnvme_free_sg_table(req);
+		sg_free_table_chained(&req->sgt, 0);
 	return ret;
 }
 
@@ -243,7 +237,7 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
 	ib_dma_unmap_sg(queue->ibdev, req->sgt.sgl, req->nents,
 			rq_dma_dir(rq));
 	if (unlikely(nr > RNVME_INLINE_SG_CNT))
-		rnvme_free_sg_table(req);
+		sg_free_table_chained(&req->sgt, 0);
 }
 
 /*
@@ -391,8 +385,13 @@ static __always_inline int rnvme_post_req(struct rnvme_queue *queue,
 		rnvme_send_posted(queue);
 	ret = rnvme_post_send_wrs(queue->qp, first, &req->bad_wr);
 	if (likely(!ret)) {
-		rnvme_count_wrs(queue, req->mr ? 2 : 1);
+		/* its REG_MR was counted with the mapping */
+		rnvme_count_wrs(queue, 1);
 		return 0;
+	}
+	if (req->mr) {
+		/* a statistic (rnvme_count_wrs()): the REG_MR was not posted */
+		data_race(queue->wr_posted--);
 	}
 	rnvme_post_failed(queue, signaled, ret);
 	return ret;
@@ -704,7 +703,6 @@ static __always_inline void __rnvme_recv_done(struct ib_cq *cq,
 {
 	struct rnvme_qe *qe = container_of(wc->wr_cqe, struct rnvme_qe, cqe);
 	struct rnvme_queue *queue = wc->qp->qp_context;
-	struct ib_device *ibdev = queue->ibdev;
 	struct nvme_completion *cqe = qe->data;
 	const size_t len = sizeof(struct nvme_completion);
 
@@ -725,7 +723,7 @@ static __always_inline void __rnvme_recv_done(struct ib_cq *cq,
 	/* commands in flight, for rnvme_send_signaled() (a statistic) */
 	data_race(queue->rsp_count++);
 	if (unlikely(queue->rsp_sync))
-		ib_dma_sync_single_for_cpu(ibdev, qe->dma, len,
+		ib_dma_sync_single_for_cpu(queue->ibdev, qe->dma, len,
 					   DMA_FROM_DEVICE);
 	if (!ordered &&
 	    unlikely(nvme_is_aen_req(rnvme_queue_idx(queue), cqe->command_id)))
@@ -734,7 +732,7 @@ static __always_inline void __rnvme_recv_done(struct ib_cq *cq,
 	else
 		rnvme_process_rsp(queue, cqe, wc, ordered);
 	if (unlikely(queue->rsp_sync))
-		ib_dma_sync_single_for_device(ibdev, qe->dma, len,
+		ib_dma_sync_single_for_device(queue->ibdev, qe->dma, len,
 					      DMA_FROM_DEVICE);
 
 	rnvme_repost_recv(queue, qe, ordered);

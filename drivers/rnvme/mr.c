@@ -25,6 +25,7 @@ void rnvme_init_reg_wr(struct rnvme_request *req)
 {
 	memset(&req->reg_wr, 0, sizeof(req->reg_wr));
 	req->reg_wr.wr.opcode = IB_WR_REG_MR;
+	req->reg_cqe.done = rnvme_memreg_done;
 	req->reg_wr.wr.wr_cqe = &req->reg_cqe;
 	req->reg_wr.wr.num_sge = 0;
 	req->reg_wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
@@ -34,7 +35,7 @@ void rnvme_init_reg_wr(struct rnvme_request *req)
 static void rnvme_inv_rkey_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rnvme_request *req =
-		container_of(wc->wr_cqe, struct rnvme_request, reg_cqe);
+		container_of(wc->wr_cqe, struct rnvme_request, inv_cqe);
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		rnvme_wr_error(cq, wc, "LOCAL_INV");
@@ -64,8 +65,8 @@ int rnvme_inv_rkey(struct rnvme_queue *queue, struct rnvme_request *req)
 
 	int ret;
 
-	req->reg_cqe.done = rnvme_inv_rkey_done;
-	wr.wr_cqe = &req->reg_cqe;
+	req->inv_cqe.done = rnvme_inv_rkey_done;
+	wr.wr_cqe = &req->inv_cqe;
 	ret = ib_post_send(queue->qp, &wr, NULL);
 	if (likely(!ret))
 		rnvme_count_wrs(queue, 1);

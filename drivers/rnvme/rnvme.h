@@ -266,7 +266,8 @@ static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
  *            its SGE count and flags change
  * @bad_wr:   where posting reports a failed work request (unused)
  * @sqe_sync: @sqe.dma needs dma_sync calls around CPU access
- * @reg_cqe:  completion context for REG_MR and LOCAL_INV
+ * @reg_cqe:  completion context of the REG_MR (set once)
+ * @inv_cqe:  completion context of a LOCAL_INV
  * @queue:    the queue the request belongs to
  * @sgt:      the data scatterlist
  * @nents:    entries of @sgt handed to the DMA mapping
@@ -293,6 +294,7 @@ struct rnvme_request {
 	const struct ib_send_wr	*bad_wr;
 	bool			sqe_sync;
 	struct ib_cqe		reg_cqe;
+	struct ib_cqe		inv_cqe;
 	struct rnvme_queue	*queue;
 	struct sg_table		sgt;
 	int			nents;
