@@ -182,8 +182,9 @@ u8 rnvme_ack_timeout_for(int param, bool software_provider);
 
 /*
  * Receive buffers of an interrupt-driven queue go back to the device in
- * chains of RNVME_RECV_BATCH; the queue has that many buffers more than
- * commands, so the target always finds one posted.
+ * chains of RNVME_RECV_BATCH; the queue has its commands rounded up to a
+ * multiple of it plus that many buffers, so the target always finds one
+ * posted.
  */
 #define RNVME_RECV_BATCH		16
 

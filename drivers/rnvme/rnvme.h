@@ -40,7 +40,10 @@
  */
 #define RNVME_CM_WAIT_SECS		60
 
-/* Scatterlist entries kept in each request before chaining allocations. */
+/*
+ * Scatterlist entries kept in each request: a list of up to this many
+ * segments uses them; a longer one takes a table from the sg pool.
+ */
 #define RNVME_INLINE_SG_CNT		2
 
 /* Largest SGE count used for in-capsule data (plus one for the SQE). */
@@ -272,7 +275,7 @@ static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
  * @sgt:      the data scatterlist
  * @nents:    entries of @sgt handed to the DMA mapping
  * @last_sg:  blk-mq's cursor while it fills @sgt
- * @first_sgl: preallocated scatterlist entries for @sgt
+ * @first_sgl: the request's own scatterlist entries (short lists)
  */
 struct rnvme_request {
 	struct nvme_request	nreq;
