@@ -24,12 +24,12 @@ else
 	not_ok "rnvme.ko builds for $kver with -Werror"
 	echo "$out" | tail -n 30 | diag
 fi
-if echo "$out" | grep -q 'LAYOUT .* match'; then
+if grep -q 'LAYOUT .* match' <<<"$out"; then
 	ok "struct layouts match $kver's nvme-core BTF: $(echo "$out" | grep -o '[0-9]* nvme-core structs')"
 else
 	not_ok "layout check ran and passed"
 fi
-if echo "$out" | grep -qE '(^|[^A-Z_])(warning|error):'; then
+if grep -qE '(^|[^A-Z_])(warning|error):' <<<"$out"; then
 	not_ok "no compiler warnings"
 	echo "$out" | grep -E 'warning|error' | head -n 20 | diag
 else
@@ -58,7 +58,7 @@ if [ -n "$hdr" ] && [ -f "$hdr/nvme.h" ]; then
 	sed -i 's/^struct nvme_request {/struct nvme_request {\n\tvoid *rnvme_test_skew;/' "$hdr/nvme.h"
 	if out=$(make -C "$work" module KVER="$kver" 2>&1); then
 		not_ok "a skewed nvme.h fails the build"
-	elif echo "$out" | grep -q "struct nvme_request differs" && [ ! -e "$work/build/$kver/kbuild/rnvme.ko" ]; then
+	elif grep -q "struct nvme_request differs" <<<"$out" && [ ! -e "$work/build/$kver/kbuild/rnvme.ko" ]; then
 		ok "a skewed nvme.h fails the build, names the struct and removes the .ko"
 	else
 		not_ok "a skewed nvme.h fails the build with a clear message"
@@ -73,7 +73,7 @@ fake=$work/fake-kdir
 make_fake_kdir "$fake"
 if out=$("$work/tools/kbuild/prepare.sh" fake "$fake" "$work/build/fake" 2>&1); then
 	not_ok "a source/kernel version mismatch stops the build"
-elif echo "$out" | grep -q 'apt-get install linux-source-6.1=6.1.250-1'; then
+elif grep -q 'apt-get install linux-source-6.1=6.1.250-1' <<<"$out"; then
 	ok "a source/kernel version mismatch stops the build and names the package to install"
 else
 	not_ok "a source/kernel version mismatch names the package to install"
@@ -81,7 +81,7 @@ else
 fi
 if out=$(KSRC=$work/nonexistent "$work/tools/kbuild/prepare.sh" "$kver" "$kdir" "$work/build/ksrc" 2>&1); then
 	not_ok "a bad KSRC= stops the build"
-elif echo "$out" | grep -q 'KSRC='; then
+elif grep -q 'KSRC=' <<<"$out"; then
 	ok "a bad KSRC= stops the build with a message naming KSRC"
 else
 	not_ok "a bad KSRC= gives a clear message"

@@ -15,7 +15,7 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 kver=${1:-$("$REPO/tools/kbuild/kver.sh")}
 tools_mode=${RNVME_TEST_TOOLS_DEB:-reuse}
 # has LIST PATTERN: grep -q -E on a listing given as a string
-has() { printf '%s\n' "$1" | grep -qE "$2"; }
+has() { grep -qE "$2" <<<"$1"; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -70,7 +70,7 @@ if [ -r "$dkms_deb" ]; then
 	fi
 	if has "$list" '\./etc/modprobe\.d/rnvme\.conf$' &&
 		dpkg-deb -f "$dkms_deb" Package >/dev/null &&
-		dpkg-deb --ctrl-tarfile "$dkms_deb" | tar -xOf - ./conffiles | grep -qx /etc/modprobe.d/rnvme.conf; then
+		dpkg-deb --ctrl-tarfile "$dkms_deb" | tar -xOf - ./conffiles | grep -x /etc/modprobe.d/rnvme.conf >/dev/null; then
 		ok "/etc/modprobe.d/rnvme.conf is shipped as a conffile (removed on purge)"
 	else
 		not_ok "/etc/modprobe.d/rnvme.conf is shipped as a conffile"
@@ -92,7 +92,7 @@ if [ -r "$dkms_deb" ]; then
 		cat "$work/ctrl/postinst" "$work/ctrl/prerm" | diag
 	fi
 	deps=$(dpkg-deb -f "$dkms_deb" Depends)
-	if printf '%s' "$deps" | grep -q 'dkms' && printf '%s' "$deps" | grep -q 'pahole'; then
+	if grep -q 'dkms' <<<"$deps" && grep -q 'pahole' <<<"$deps"; then
 		ok "rnvme-dkms depends on dkms and pahole ($deps)"
 	else
 		not_ok "rnvme-dkms Depends" ; echo "$deps" | diag
@@ -121,8 +121,8 @@ if [ -n "$tools_deb" ] && [ -r "$tools_deb" ]; then
 	done
 	# enabled on install, never started by it (dh_installsystemd --no-start)
 	postinst=$(dpkg-deb --ctrl-tarfile "$tools_deb" | tar -xO ./postinst 2>/dev/null)
-	if printf '%s\n' "$postinst" | grep -q 'deb-systemd-helper.*enable.*rnvme-autoconnect.service' &&
-		! printf '%s\n' "$postinst" | grep -q 'deb-systemd-invoke.*start'; then
+	if grep -q 'deb-systemd-helper.*enable.*rnvme-autoconnect.service' <<<"$postinst" &&
+		! grep -q 'deb-systemd-invoke.*start' <<<"$postinst"; then
 		ok "postinst enables rnvme-autoconnect.service and starts nothing"
 	else
 		not_ok "postinst enables rnvme-autoconnect.service and starts nothing" \
@@ -165,7 +165,7 @@ if [ -d "$work/root/$src" ]; then
 		else
 			not_ok "make module reused the pre-flight's headers"
 		fi
-		if echo "$out" | grep -q "pre-flight for $kver passed"; then ok "pre-flight ran and passed"; else
+		if grep -q "pre-flight for $kver passed" <<<"$out"; then ok "pre-flight ran and passed"; else
 			not_ok "pre-flight ran and passed"; echo "$out" | tail -n 20 | diag; fi
 		# A binaries-only DKMS tarball of this build: suite 10-dkms loads it in
 		# the guest instead of compiling under TCG (see the comment there).
@@ -198,7 +198,7 @@ pf=$REPO/tools/packaging/dkms-preflight.sh
 mkdir -p "$work/pf" && cd "$work/pf" || exit 1
 if out=$("$pf" 0.0.0-nothere-amd64 2>&1); then
 	not_ok "pre-flight refuses a kernel without headers"
-elif echo "$out" | grep -q 'apt-get install linux-headers-0.0.0-nothere-amd64'; then
+elif grep -q 'apt-get install linux-headers-0.0.0-nothere-amd64' <<<"$out"; then
 	ok "pre-flight refuses a kernel without headers and names the package"
 else
 	not_ok "pre-flight names the headers package"; echo "$out" | diag
@@ -210,14 +210,14 @@ make_fake_kdir "$fake"
 printf '0x11111111\tib_register_client\tdrivers/infiniband/core/ib_core\tEXPORT_SYMBOL\t\n' > "$fake/Module.symvers"
 if out=$(RNVME_PREFLIGHT_KDIR=$fake RNVME_PREFLIGHT_MODDIR=$work/empty "$pf" fakekver 2>&1); then
 	not_ok "pre-flight refuses a linux-source that does not match the kernel"
-elif echo "$out" | grep -q 'apt-get install linux-source-6.1=6.1.250-1'; then
+elif grep -q 'apt-get install linux-source-6.1=6.1.250-1' <<<"$out"; then
 	ok "pre-flight refuses a mismatched linux-source and gives the apt-get line"
 else
 	not_ok "pre-flight gives the linux-source apt-get line"; echo "$out" | diag
 fi
 if out=$("$pf" --verdict fakekver 2>&1); then
 	not_ok "the MAKE step stops after a refused pre-flight"
-elif echo "$out" | grep -q 'refused kernel fakekver'; then
+elif grep -q 'refused kernel fakekver' <<<"$out"; then
 	ok "the MAKE step (--verdict) stops after a refused pre-flight (DKMS ignores PRE_BUILD's status)"
 else
 	not_ok "--verdict explains the refusal"; echo "$out" | diag
@@ -238,15 +238,15 @@ if [ -n "$realcore" ] && [ -n "$realcm" ]; then
 	printf '0x22222222\tib_register_client\tdrivers/infiniband/core/ib_core\tEXPORT_SYMBOL\t\n' > "$ofed/Module.symvers"
 	out=$(RNVME_PREFLIGHT_KDIR=$fake RNVME_PREFLIGHT_MODDIR=$md RNVME_PREFLIGHT_OFED=$work/ofa_kernel \
 		"$pf" fakekver 2>&1)
-	if echo "$out" | grep -q 'vendor RDMA stack' && echo "$out" | grep -q 'updates/mlnx-ofa_kernel/ib_core.ko' &&
-		echo "$out" | grep -q 'ib_register_client: kernel 0x11111111, 0x22222222'; then
+	if grep -q 'vendor RDMA stack' <<<"$out" && grep -q 'updates/mlnx-ofa_kernel/ib_core.ko' <<<"$out" &&
+		grep -q 'ib_register_client: kernel 0x11111111, 0x22222222' <<<"$out"; then
 		ok "pre-flight refuses a vendor RDMA stack (foreign ib_core.ko, OFED Module.symvers CRCs) with an explanation"
 	else
 		not_ok "pre-flight refuses a vendor RDMA stack"; echo "$out" | diag
 	fi
 	rm -f "$md/updates/mlnx-ofa_kernel/ib_core.ko$ext"
 	out=$(RNVME_PREFLIGHT_KDIR=$fake RNVME_PREFLIGHT_MODDIR=$md RNVME_PREFLIGHT_OFED=$work/none "$pf" fakekver 2>&1)
-	if echo "$out" | grep -q 'vendor RDMA'; then
+	if grep -q 'vendor RDMA' <<<"$out"; then
 		not_ok "no vendor-stack complaint for the in-tree stack"; echo "$out" | diag
 	else
 		ok "no vendor-stack complaint for the in-tree stack"
@@ -263,7 +263,7 @@ printf '#!/bin/sh\ncase "$1" in --sb-state) echo "SecureBoot enabled" ;; --test-
 chmod +x "$work/bin/mokutil"
 out=$(PATH=$work/bin:$PATH RNVME_MOK_PUB=$work/no-such-mok.pub RNVME_PREFLIGHT_KDIR=$fake \
 	RNVME_PREFLIGHT_MODDIR=$work/empty "$pf" fakekver 2>&1)
-if echo "$out" | grep -q 'Secure Boot is enabled' && echo "$out" | grep -q "mokutil --import $work/no-such-mok.pub"; then
+if grep -q 'Secure Boot is enabled' <<<"$out" && grep -q "mokutil --import $work/no-such-mok.pub" <<<"$out"; then
 	ok "pre-flight warns about Secure Boot without a DKMS key and shows mokutil --import"
 else
 	not_ok "Secure Boot warning"; echo "$out" | diag
@@ -271,7 +271,7 @@ fi
 touch "$work/mok.pub.enrolled-not"
 out=$(PATH=$work/bin:$PATH RNVME_MOK_PUB=$work/mok.pub.enrolled-not RNVME_PREFLIGHT_KDIR=$fake \
 	RNVME_PREFLIGHT_MODDIR=$work/empty "$pf" fakekver 2>&1)
-if echo "$out" | grep -q 'is not enrolled'; then
+if grep -q 'is not enrolled' <<<"$out"; then
 	ok "pre-flight warns when the DKMS key exists but is not enrolled"
 else
 	not_ok "not-enrolled key warning"; echo "$out" | diag

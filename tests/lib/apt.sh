@@ -65,7 +65,7 @@ apt_abi_61() {
 	out=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' 2>/dev/null) || return 0
 	for pkg in $(awk '{ print $1 }' <<< "$out"); do
 		out=$(apt-cache madison "$pkg" 2>/dev/null) || continue
-		if awk -F'|' '{ gsub(/ /, "", $2); print $2 }' <<< "$out" | grep -qxF -- "$v"; then
+		if awk -F'|' '{ gsub(/ /, "", $2); print $2 }' <<< "$out" | grep -xF -- "$v" >/dev/null; then
 			nn=${pkg#linux-image-6.1.0-}
 			echo "${nn%-amd64}"
 			return 0

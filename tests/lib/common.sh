@@ -433,7 +433,7 @@ fx_rxe_up() {
 		rdma link show | diag
 		return 1
 	fi
-	if ! ip route get "$TGT_IP4" | grep -q 'dev veth0'; then
+	if ! ip route get "$TGT_IP4" | grep 'dev veth0' >/dev/null; then
 		echo "# policy routing did not take effect:"
 		{ ip rule; ip route get "$TGT_IP4"; } | diag
 		return 1

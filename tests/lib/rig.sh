@@ -34,7 +34,7 @@ rig_ifname() {
 }
 
 # rig_rxe_active NAME: the rxe device's port is ACTIVE.
-rig_rxe_active() { rdma link show "$1/1" 2>/dev/null | grep -q 'state ACTIVE'; }
+rig_rxe_active() { rdma link show "$1/1" 2>/dev/null | grep 'state ACTIVE' >/dev/null; }
 
 # rig_path_up A|B host|target: address, link and rxe device of one path.
 rig_path_up() {

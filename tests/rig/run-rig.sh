@@ -51,7 +51,7 @@ sockdir=$(mktemp -d /tmp/rnvme-rig.XXXXXX)
 vm_lock_acquire 9
 export RNVME_VM_LOCK_HELD=1
 
-port_free() { ! ss -Hltn "sport = :$1" | grep -q .; }
+port_free() { ! ss -Hltn "sport = :$1" | grep . >/dev/null; }
 pick_port() {
 	local p
 	for _ in $(seq 1 50); do

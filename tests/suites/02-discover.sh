@@ -50,8 +50,8 @@ instance=*)
 	inst=${reply#instance=}
 	inst=${inst%%,*}
 	check "discovery ctrl nvme$inst is live" wait_for 20 grep -qx live "/sys/class/nvme/nvme$inst/state"
-	check "discovery ctrl has no namespaces" bash -c "! ls -d /sys/class/nvme/nvme$inst/nvme*n* 2>/dev/null | grep -q ."
-	check "nvme discover through the existing controller" bash -c "timeout 60 nvme discover -d nvme$inst | grep -q '$TEST_NQN'"
+	check "discovery ctrl has no namespaces" bash -c "! ls -d /sys/class/nvme/nvme$inst/nvme*n* 2>/dev/null | grep . >/dev/null"
+	check "nvme discover through the existing controller" bash -c "timeout 60 nvme discover -d nvme$inst | grep '$TEST_NQN' >/dev/null"
 	check "delete the discovery controller" bash -c "echo 1 > /sys/class/nvme/nvme$inst/delete_controller"
 	;;
 *) not_ok "raw discovery connect" "reply: $reply" ;;

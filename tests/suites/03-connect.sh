@@ -38,11 +38,11 @@ if [ -n "$ctrl" ]; then
 	dev=$(wait_ns_dev "$ctrl" 30)
 	if [ -n "$dev" ]; then
 		ok "namespace block device $dev appeared (${WAIT_ELAPSED} s)"
-		check "nvme list shows $dev" bash -c "nvme list | grep -q '^$dev '"
-		check "nvme list -o json names $dev" bash -c "nvme list -o json | grep -q '\"DevicePath\" *: *\"$dev\"'"
+		check "nvme list shows $dev" bash -c "nvme list | grep '^$dev ' >/dev/null"
+		check "nvme list -o json names $dev" bash -c "nvme list -o json | grep '\"DevicePath\" *: *\"$dev\"' >/dev/null"
 		check "$dev size matches the backing device" test "$(blockdev --getsize64 "$dev")" = "$(blockdev --getsize64 /dev/ram0)"
 		check "read 1 MiB from $dev" dd if="$dev" of=/dev/null bs=64k count=16 iflag=direct status=none
-		check "nvme id-ctrl over the fabric" bash -c "nvme id-ctrl /dev/$ctrl | grep -q '^subnqn *: *$TEST_NQN'"
+		check "nvme id-ctrl over the fabric" bash -c "nvme id-ctrl /dev/$ctrl | grep '^subnqn *: *$TEST_NQN' >/dev/null"
 	else
 		not_ok "namespace block device appeared" "$(ls -l "/sys/class/nvme/$ctrl/")"
 	fi
@@ -65,7 +65,7 @@ if [ -n "$ctrl" ]; then
 	*"host_traddr=$HOST_IP4"*) ok "address shows host_traddr ($addr)" ;;
 	*) not_ok "address shows host_traddr" "address: '$addr'" ;;
 	esac
-	if rdma res show cm_id 2>/dev/null | grep -q "src-addr $HOST_IP4:"; then
+	if rdma res show cm_id 2>/dev/null | grep "src-addr $HOST_IP4:" >/dev/null; then
 		ok "host queues use $RDMA_DEV0 ($HOST_IP4)"
 	else
 		not_ok "host queues use $RDMA_DEV0 ($HOST_IP4)" "$(rdma res show cm_id 2>&1)"
@@ -113,8 +113,8 @@ if [ -n "$c1" ] && [ -n "$c2" ] && [ "$c1" != "$c2" ]; then
 		# Distinct data on the two namespaces proves they are different subsystems.
 		printf 'rnvme-one%0503d' 0 | dd of="$d1" bs=512 count=1 oflag=direct status=none conv=notrunc
 		printf 'rnvme-two%0503d' 0 | dd of="$d2" bs=512 count=1 oflag=direct status=none conv=notrunc
-		check "data on $d1 reached /dev/ram0" bash -c "dd if=/dev/ram0 bs=512 count=1 status=none | grep -q rnvme-one"
-		check "data on $d2 reached /dev/ram1" bash -c "dd if=/dev/ram1 bs=512 count=1 status=none | grep -q rnvme-two"
+		check "data on $d1 reached /dev/ram0" bash -c "dd if=/dev/ram0 bs=512 count=1 status=none | grep rnvme-one >/dev/null"
+		check "data on $d2 reached /dev/ram1" bash -c "dd if=/dev/ram1 bs=512 count=1 status=none | grep rnvme-two >/dev/null"
 	else
 		not_ok "two namespaces" "d1='$d1' d2='$d2'"
 	fi

@@ -15,7 +15,7 @@ mod=$(host_module)
 nvme_connect >/dev/null 2>&1 || bail "connect"
 ctrl=$(ctrls_for_nqn "$TEST_NQN")
 dev=$(wait_ns_dev "$ctrl" 30) || bail "no namespace"
-if rdma res show cm_id 2>/dev/null | grep -q "link $RDMA_DEV0/1 .*src-addr $HOST_IP4:"; then
+if rdma res show cm_id 2>/dev/null | grep "link $RDMA_DEV0/1 .*src-addr $HOST_IP4:" >/dev/null; then
 	ok "host queues of $ctrl are on $RDMA_DEV0"
 else
 	not_ok "host queues of $ctrl are on $RDMA_DEV0" "$(rdma res show cm_id 2>&1)"
@@ -155,7 +155,7 @@ if [ -n "$ctrl" ] && dev=$(wait_ns_dev "$ctrl" 30); then
 		kill -9 "$fpid"
 	fi
 	wait "$fpid" 2>/dev/null
-	check "rdma device $RDMA_DEV0 of the removed netdev gone" sh -c "! rdma link show | grep -q \"link $RDMA_DEV0/\""
+	check "rdma device $RDMA_DEV0 of the removed netdev gone" sh -c "! rdma link show | grep \"link $RDMA_DEV0/\" >/dev/null"
 	check "target's $RDMA_DEV1 unaffected" rdma link show "$RDMA_DEV1/1"
 	check "host module idle after the netdev removal" \
 		test "$(cat "/sys/module/$mod/refcnt" 2>/dev/null)" = 0

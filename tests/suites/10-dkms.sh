@@ -85,16 +85,16 @@ else
 		dkms install -m rnvme -v "$upver" -k "$kver"
 fi
 
-check "dkms status: rnvme/$upver installed for $kver" bash -c "dkms status -m rnvme -v $upver -k $kver | grep -q ': installed'"
+check "dkms status: rnvme/$upver installed for $kver" bash -c "dkms status -m rnvme -v $upver -k $kver | grep ': installed' >/dev/null"
 ko=$(find "/lib/modules/$kver/updates/dkms" -name 'rnvme.ko*' 2>/dev/null | head -n 1)
 if [ -n "$ko" ]; then
 	ok "module installed at $ko"
 else
 	not_ok "module installed under /lib/modules/$kver/updates/dkms" "$(find /lib/modules/"$kver"/updates 2>&1 | head)"
 fi
-check "modprobe resolves rnvme to the DKMS copy" bash -c "modinfo -n rnvme | grep -q /updates/dkms/"
+check "modprobe resolves rnvme to the DKMS copy" bash -c "modinfo -n rnvme | grep /updates/dkms/ >/dev/null"
 check "/etc/modprobe.d/rnvme.conf installed" test -f /etc/modprobe.d/rnvme.conf
-check "modprobe nvme-rdma resolves to the redirect" bash -c "modprobe -n -v nvme-rdma 2>&1 | grep -q 'ignore-install rnvme'"
+check "modprobe nvme-rdma resolves to the redirect" bash -c "modprobe -n -v nvme-rdma 2>&1 | grep 'ignore-install rnvme' >/dev/null"
 for d in /var/lib/dkms/rnvme/"$upver"/*/x86_64/module; do
 	case "$d" in */"$kver"/*|*'*'*) ;; *) echo "# also built by the postinst: $d" ;; esac
 done

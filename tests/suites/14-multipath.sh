@@ -76,7 +76,7 @@ pathb_up() {
 			rdma link add "${RNVME_RDMA}3" type "$RNVME_RDMA" netdev veth3 || return 1
 	fi
 	wait_for 30 pathb_active || { rdma link show | diag; return 1; }
-	ip route get "$TGT_IP4_B" | grep -q 'dev veth2' || { ip route get "$TGT_IP4_B" | diag; return 1; }
+	ip route get "$TGT_IP4_B" | grep 'dev veth2' >/dev/null || { ip route get "$TGT_IP4_B" | diag; return 1; }
 }
 pathb_down() {
 	local d

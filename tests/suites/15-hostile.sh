@@ -114,7 +114,7 @@ fio_verify() {
 }
 
 # dmesg_has NAME REGEX: the host logged what the target did wrong.
-dmesg_logged() { fx_dmesg_since_mark | grep -qE "$1"; }
+dmesg_logged() { fx_dmesg_since_mark | grep -E "$1" >/dev/null; }
 dmesg_has() {
 	local since
 	wait_for 10 dmesg_logged "$2"

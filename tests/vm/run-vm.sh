@@ -109,7 +109,7 @@ for t in qemu-system-x86_64 busybox cpio gzip flock timeout modprobe sha256sum; 
 	command -v "$t" >/dev/null || die "'$t' not found; run tests/setup-host.sh"
 done
 busybox_bin=$(command -v busybox)
-file -L "$busybox_bin" 2>/dev/null | grep -q 'statically linked' \
+file -L "$busybox_bin" 2>/dev/null | grep 'statically linked' >/dev/null \
 	|| [ ! -x /usr/bin/file ] || die "$busybox_bin is not static (install busybox-static)"
 
 gcmd=$(realpath -e "$1" 2>/dev/null) || die "guest command '$1' not found"

@@ -157,7 +157,7 @@ if [ "${#vendor[@]}" -gt 0 ] || [ "${#symvers_diff[@]}" -gt 0 ]; then
 fi
 
 # ------------------------------------------------------------ 4. Secure Boot (warning)
-if command -v mokutil >/dev/null && mokutil --sb-state 2>/dev/null | grep -qi 'SecureBoot enabled'; then
+if command -v mokutil >/dev/null && mokutil --sb-state 2>/dev/null | grep -i 'SecureBoot enabled' >/dev/null; then
 	pub=${RNVME_MOK_PUB:-}
 	if [ -z "$pub" ]; then
 		pub=$(sed -n 's/^[[:space:]]*mok_certificate=["]*\([^"]*\)["]*/\1/p' /etc/dkms/framework.conf 2>/dev/null | tail -n 1)
@@ -170,7 +170,7 @@ if command -v mokutil >/dev/null && mokutil --sb-state 2>/dev/null | grep -qi 'S
 			"install, enroll the key and reboot:" \
 			"  mokutil --import $pub     # asks for a one-time password" \
 			"  reboot                    # MokManager: Enroll MOK, enter that password"
-	elif mokutil --test-key "$pub" 2>/dev/null | grep -qi 'not enrolled'; then
+	elif mokutil --test-key "$pub" 2>/dev/null | grep -i 'not enrolled' >/dev/null; then
 		say "warning: Secure Boot is enabled and the DKMS key $pub is not enrolled;" \
 			"rnvme.ko will not load until it is:  mokutil --import $pub  and reboot" \
 			"(MokManager: Enroll MOK)."

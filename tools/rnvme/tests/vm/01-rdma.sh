@@ -23,7 +23,7 @@ done
 expect_json "link layer Ethernet, netdev MTU a number" \
 	'.devices[0].ports[0] | (.link_layer == "Ethernet") and (.netdev_mtu | type == "number")'
 # The active MTU comes from verbs only, and only if the tool was built with libibverbs-dev.
-if ldd "$RNVME_BIN" 2>/dev/null | grep -q libibverbs; then
+if ldd "$RNVME_BIN" 2>/dev/null | grep libibverbs >/dev/null; then
 	expect_json "active_mtu (from verbs) is 1024 for the 1500-byte veth" \
 		'.devices[0].ports[0] | .active_mtu == 1024 and .expected_active_mtu == 1024'
 else
@@ -51,14 +51,14 @@ fi
 ip link add rnvt0 type veth peer name rnvt1 && ip link set rnvt0 up && ip link set rnvt1 up
 rn rdma link add rxet type rxe netdev rnvt0
 expect_rc "rdma link add rxet type rxe netdev rnvt0" 0
-check "rdma link show sees rxet on rnvt0" bash -c "rdma link show rxet/1 | grep -q 'netdev rnvt0'"
+check "rdma link show sees rxet on rnvt0" bash -c "rdma link show rxet/1 | grep 'netdev rnvt0' >/dev/null"
 rn -o json rdma
 expect_json "rnvme rdma lists rxet" '.devices[] | select(.name == "rxet")'
 rn rdma link add rxet type rxe netdev rnvt0
 if [ "$R_RC" != 0 ] && [ -s "$R_ERR" ]; then ok "adding it twice fails with a message"; else not_ok "adding it twice fails" "$(show_run)"; fi
 rn rdma link del rxet
 expect_rc "rdma link del rxet" 0
-check "rxet is gone" bash -c "! rdma link show rxet/1 2>/dev/null | grep -q rxet"
+check "rxet is gone" bash -c "! rdma link show rxet/1 2>/dev/null | grep rxet >/dev/null"
 rn rdma link del rxet
 expect_rc "deleting a missing link exits 5 (not found)" 5
 rn rdma link add rxet type rxe

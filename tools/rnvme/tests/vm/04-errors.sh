@@ -54,7 +54,7 @@ expect_rc "hostnqn check exits 0 on an unrelated hostid" 0
 fx_target_up --nqn "$TEST_NQN2" --port 1 || diag "second subsystem failed"
 expect_failure "the hostnqn in use with another hostid" 3 host_identity \
 	"${base[@]}" --trsvcid "$TGT_PORT" --nqn "$TEST_NQN2" --hostid "$HOST_ID"
-if jq -r .error.message "$R_ERR" | grep -q "$c already uses host NQN"; then
+if jq -r .error.message "$R_ERR" | grep "$c already uses host NQN" >/dev/null; then
 	ok "the message names $c"
 else
 	not_ok "the message names $c" "$(show_run)"

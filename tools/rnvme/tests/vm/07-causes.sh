@@ -122,7 +122,7 @@ else
 		"$(cat "$d/w1" "$d/w2")"
 fi
 check "the refused write's record says already-connected" \
-	bash -c "dmesg | grep 'rnvme: attempt' | tail -n 2 | grep -q 'stage=options cause=already-connected'"
+	bash -c "dmesg | grep 'rnvme: attempt' | tail -n 2 | grep 'stage=options cause=already-connected' >/dev/null"
 rn disconnect-all
 wait_for 30 fx_no_fabrics_ctrls
 
