@@ -990,6 +990,7 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 				    struct nvmf_ctrl_options *opts)
 {
 	struct rnvme_ctrl *ctrl;
+	u32 i;
 	int ret;
 
 	ret = rnvme_check_options(opts);
@@ -1041,6 +1042,11 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 	ret = rnvme_tele_alloc(ctrl);
 	if (ret)
 		goto out_free_queues;
+	for (i = 0; i < ctrl->ctrl.queue_count; i++) {
+		ctrl->queues[i].ctrl = ctrl;
+		ctrl->queues[i].tele = &ctrl->tele[i];
+		ctrl->queues[i].qid = i;
+	}
 
 	rnvme_ctrl_ops.name = rnvme_transport_name;
 	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &rnvme_ctrl_ops, 0);

@@ -604,12 +604,10 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 	struct sockaddr *src = NULL;
 	int ret;
 
-	memset(queue, 0, sizeof(*queue));
-	queue->qid = idx;
-	queue->tele = &ctrl->tele[idx];
+	/* ctrl, tele and qid stay: a racing rnvme_queue_rq() reads them */
+	memset_startat(queue, 0, rsp_ring);
 	mutex_init(&queue->queue_lock);
 	init_completion(&queue->cm_done);
-	queue->ctrl = ctrl;
 	queue->queue_size = queue_size;
 	queue->poll = rnvme_is_poll_queue(ctrl->io_queues, idx);
 	/* I/O capsules may carry data; the admin queue's never do */

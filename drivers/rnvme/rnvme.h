@@ -111,6 +111,18 @@ struct rnvme_recv {
 };
 
 struct rnvme_queue {
+	/*
+	 * Set for every slot when ctrl->queues is allocated and never cleared:
+	 * blk-mq can still dispatch to a queue that is being set up again (a
+	 * namespace queue its quiesce missed), and rnvme_queue_rq() reads
+	 * these to refuse the command.
+	 */
+	struct rnvme_ctrl	*ctrl;
+	/* telemetry of this queue index (ctrl->tele[qid]), never NULL */
+	struct rnvme_qtele	*tele;
+	/* index in ctrl->queues (0: admin), kept to spare a division */
+	int			qid;
+	/* rnvme_alloc_queue() clears everything from here on */
 	struct rnvme_qe		*rsp_ring;
 	struct rnvme_recv	*rsp_wr;
 	u32			nr_rsp;
@@ -120,10 +132,7 @@ struct rnvme_queue {
 	 */
 	u32			recv_next;
 	int			queue_size;
-	/* index in ctrl->queues (0: admin), kept to spare a division */
-	int			qid;
 	size_t			capsule_len;
-	struct rnvme_ctrl	*ctrl;
 	struct rnvme_device	*dev;
 	struct ib_cq		*ib_cq;
 	int			cq_size;
@@ -174,8 +183,6 @@ struct rnvme_queue {
 	struct ib_send_wr	probe_inv;
 	unsigned long		probe_busy;
 	u32			probe_seq;
-	/* telemetry of this queue index (ctrl->tele[qid]), never NULL */
-	struct rnvme_qtele	*tele;
 	/*
 	 * Fast-registration MRs, one per tag (blk-mq never hands out a tag
 	 * >= queue_size): a request uses @mrs[its tag], no pool, no lock.
