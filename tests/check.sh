@@ -277,7 +277,7 @@ if [ "${RNVME_SKIP_612:-0}" != 1 ]; then
 	elif make module O="$OUT" KVER="$k612" > "$OUT"/check/module-612.log 2>&1; then
 		pass=$((pass + 1))
 		echo "ok - make module KVER=$k612 ($(grep -o 'LAYOUT.*' "$OUT"/check/module-612.log))"
-		echo "# Debian's 6.12 binary kernel runs 01-load and 13-grants (connects, I/O and reconnects with changing grants); the debug kernel (the same 6.12 source) runs 00-09 and 15-hostile below, 03-connect included"
+		echo "# Debian's 6.12 binary kernel runs 01-load and 13-grants (connects, I/O and reconnects with changing grants); the debug kernel (the same 6.12 source) runs 00 and 03-09 and 15-hostile below, 03-connect included"
 		SUITES="01 13" tests/run-all.sh --kver "$k612" --timeout "$(vm_limit 3600)" --out "$OUT"/vm/run-all-612 2>&1 |
 			tee "$OUT"/check/vm-612.log
 		add_total "$OUT"/check/vm-612.log "6.12 VM suites"

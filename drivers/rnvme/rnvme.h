@@ -113,9 +113,9 @@ struct rnvme_recv {
 struct rnvme_queue {
 	/*
 	 * Set for every slot when ctrl->queues is allocated and never cleared:
-	 * blk-mq can still dispatch to a queue that is being set up again (a
-	 * namespace queue its quiesce missed), and rnvme_queue_rq() reads
-	 * these to refuse the command.
+	 * blk-mq was seen dispatching to a queue while a reconnect set it up
+	 * again (15-hostile on 6.1; why it was not quiesced is not traced),
+	 * and rnvme_queue_rq() reads these to refuse the command.
 	 */
 	struct rnvme_ctrl	*ctrl;
 	/* telemetry of this queue index (ctrl->tele[qid]), never NULL */
