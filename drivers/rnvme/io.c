@@ -140,6 +140,13 @@ static int rnvme_map_fast_reg(struct rnvme_queue *queue,
 	return 0;
 }
 
+/* a long list's table goes back to the pool; short lists use first_sgl */
+static void rnvme_free_sg_table(struct rnvme_request *req)
+{
+	sg_free_table_chained(&req->sgt, 0);
+	req->sgt.sgl = req->first_sgl;
+}
+
 /**
  * rnvme_map_data - map a request's data and describe it in the command
  * @queue: the queue the command goes to
@@ -170,16 +177,17 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 	/*
 	 * Up to RNVME_INLINE_SG_CNT segments use the request's own entries,
 	 * which stay initialized between commands (blk_rq_map_sg() clears
-	 * the end mark a shorter list left).  More take a table of their
-	 * own from the pool: chaining it behind the request's entries would
-	 * turn the last of them into a link to memory freed with the table.
+	 * the end mark a shorter list left), and sgt.sgl points at them
+	 * (rnvme_init_request()).  More take a table of their own from the
+	 * pool: chaining it behind the request's entries would turn the last
+	 * of them into a link to memory freed with the table.
 	 */
-	if (likely(nr <= RNVME_INLINE_SG_CNT)) {
-		req->sgt.sgl = req->first_sgl;
-	} else {
+	if (unlikely(nr > RNVME_INLINE_SG_CNT)) {
 		ret = sg_alloc_table_chained(&req->sgt, nr, NULL, 0);
-		if (ret)
+		if (ret) {
+			req->sgt.sgl = req->first_sgl;
 			return -ENOMEM;
+		}
 	}
 
 	/*
@@ -219,7 +227,7 @@ out_unmap_sg:
 	ib_dma_unmap_sg(ibdev, req->sgt.sgl, req->nents, rq_dma_dir(rq));
 out_free_table:
 	if (unlikely(nr > RNVME_INLINE_SG_CNT))
-		sg_free_table_chained(&req->sgt, 0);
+		rnvme_free_sg_table(req);
 	return ret;
 }
 
@@ -237,7 +245,7 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
 	ib_dma_unmap_sg(queue->ibdev, req->sgt.sgl, req->nents,
 			rq_dma_dir(rq));
 	if (unlikely(nr > RNVME_INLINE_SG_CNT))
-		sg_free_table_chained(&req->sgt, 0);
+		rnvme_free_sg_table(req);
 }
 
 /*
@@ -333,9 +341,9 @@ static void rnvme_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	rnvme_tele_wc_ok(queue);
 	rnvme_send_completed(queue, req->send_seq);
-	if (unlikely(!list_empty(&queue->parked)))
+	if (unlikely(queue->parked))
 		rnvme_unpark(queue);
-	if (refcount_dec_and_test(&req->ref))
+	if (atomic_dec_and_test(&req->ref))
 		rnvme_send_done_end(req);
 }
 
@@ -554,7 +562,9 @@ static bool rnvme_needs_probe(struct rnvme_queue *queue,
 static __always_inline void rnvme_park(struct rnvme_queue *queue,
 				       struct rnvme_request *req)
 {
-	list_add_tail(&req->park_node, &queue->parked);
+	req->park_next = NULL;
+	*queue->parked_tail = req;
+	queue->parked_tail = &req->park_next;
 	queue->parked_reqs++;
 	if (rnvme_needs_probe(queue, req))
 		rnvme_post_probe(queue);
@@ -567,18 +577,21 @@ static __always_inline void rnvme_park(struct rnvme_queue *queue,
 void rnvme_unpark(struct rnvme_queue *queue)
 {
 	u32 retired = READ_ONCE(queue->retired_seq);
-	struct rnvme_request *req, *next;
+	struct rnvme_request **link = &queue->parked, *req;
 	bool probe = false;
 
-	list_for_each_entry_safe(req, next, &queue->parked, park_node) {
+	while ((req = *link)) {
 		if (rnvme_seq_after(req->send_seq, retired)) {
 			probe |= rnvme_needs_probe(queue, req);
+			link = &req->park_next;
 			continue;
 		}
-		list_del_init(&req->park_node);
-		if (refcount_dec_and_test(&req->ref))
+		/* unlinked before it ends: the tag may be reused at once */
+		*link = req->park_next;
+		if (atomic_dec_and_test(&req->ref))
 			__rnvme_end_request(req);
 	}
+	queue->parked_tail = link;
 	if (probe)
 		rnvme_post_probe(queue);
 }
@@ -589,10 +602,8 @@ void rnvme_unpark(struct rnvme_queue *queue)
  */
 void rnvme_drop_parked(struct rnvme_queue *queue)
 {
-	struct rnvme_request *req, *next;
-
-	list_for_each_entry_safe(req, next, &queue->parked, park_node)
-		list_del_init(&req->park_node);
+	queue->parked = NULL;
+	queue->parked_tail = &queue->parked;
 }
 
 /* a response that does not end its request at once is kept in it */
@@ -679,7 +690,7 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 	if (!ordered) {
 		/* another poller may reap the SEND's completion meanwhile */
 		rnvme_keep_response(req, cqe);
-		if (refcount_dec_and_test(&req->ref))
+		if (atomic_dec_and_test(&req->ref))
 			__rnvme_end_request(req);
 		return;
 	}
@@ -687,7 +698,7 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 	 * The queue's completions are handled one at a time: the response
 	 * needs keeping only if the SEND's completion ends the request later.
 	 */
-	if (refcount_dec_and_test(&req->ref))
+	if (atomic_dec_and_test(&req->ref))
 		rnvme_end_request_with(req, cqe->status, cqe->result);
 	else
 		rnvme_keep_response(req, cqe);
@@ -772,8 +783,8 @@ static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	req->tele_armed = false;
 	/* rnvme_map_data() uses them as they are for short lists */
 	sg_init_table(req->first_sgl, RNVME_INLINE_SG_CNT);
+	req->sgt.sgl = req->first_sgl;
 	INIT_LIST_HEAD(&req->sqe_node);
-	INIT_LIST_HEAD(&req->park_node);
 	rnvme_init_reg_wr(req);
 	req->sqe.cqe.done = rnvme_send_done;
 	memset(&req->send_wr, 0, sizeof(req->send_wr));
@@ -863,7 +874,7 @@ static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 	req->send_seq = seq;
 	req->wait_retire = must_retire && !signaled;
 	/* the response (or invalidation) ends it, and a signaled SEND */
-	refcount_set(&req->ref, signaled ? 2 : 1);
+	atomic_set(&req->ref, signaled ? 2 : 1);
 	last = queue->last_sig_seq;
 	if (signaled) {
 		queue->last_sig_seq = seq;

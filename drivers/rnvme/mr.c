@@ -42,7 +42,7 @@ static void rnvme_inv_rkey_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	rnvme_tele_wc_ok(req->queue);
-	if (refcount_dec_and_test(&req->ref))
+	if (atomic_dec_and_test(&req->ref))
 		rnvme_end_request(req);
 }
 

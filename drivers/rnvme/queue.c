@@ -344,7 +344,7 @@ static void rnvme_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 	rnvme_tele_wc_ok(queue);
 	rnvme_send_completed(queue, queue->probe_seq);
 	clear_bit(0, &queue->probe_busy);
-	if (!list_empty(&queue->parked))
+	if (queue->parked)
 		rnvme_unpark(queue);
 }
 
@@ -473,7 +473,7 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 	queue->last_sig_seq = 0;
 	queue->rsp_count = 0;
 	spin_lock_init(&queue->post_lock);
-	INIT_LIST_HEAD(&queue->parked);
+	rnvme_drop_parked(queue);
 	queue->probe_busy = 0;
 	queue->ack_wd = (struct rnvme_ack_wd){};
 	/* requests mapped for an earlier association map their SQE again */

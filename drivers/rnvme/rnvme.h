@@ -159,8 +159,14 @@ struct rnvme_queue {
 	u32			last_sig_seq;
 	u32			rsp_count;
 	spinlock_t		post_lock;
-	/* answered requests waiting for their SEND to be retired (CQ context) */
-	struct list_head	parked;
+	/*
+	 * Answered requests waiting for their SEND to be retired, in the
+	 * order they were answered (CQ context): a chain through park_next
+	 * (no list_head: its debug checks are two calls per request), and
+	 * where the next one is linked.
+	 */
+	struct rnvme_request	*parked;
+	struct rnvme_request	**parked_tail;
 	/* statistics (sysfs): signaled SENDs, requests parked, probes posted */
 	u64			sends_signaled;
 	u64			parked_reqs;
@@ -261,14 +267,18 @@ static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
  * @result:   completion result, copied from the CQE
  * @status:   completion status, copied from the CQE
  * @ref:      completions still outstanding (a signaled send, and the
- *            response or invalidation) before the request may end
+ *            response or invalidation) before the request may end; a
+ *            count of events, not of the request's users (blk-mq owns it),
+ *            so atomic_t: each event comes once (a second response for a
+ *            command is refused before it counts, rnvme_process_rsp())
  * @sqe_gen:  association @sqe.dma was mapped for (rnvme_queue.sqe_gen)
  * @send_seq: sequence number of its SEND
  * @wait_retire: its SEND went unsignaled with in-capsule data or behind a
  *            REG_MR: the request may end only once a later signaled
  *            completion retired it
  * @sqe_node: link in its queue's list of mapped SQEs
- * @park_node: link in its queue's list of requests waiting to be retired
+ * @park_next: the next request in its queue's chain of requests waiting
+ *            to be retired
  * @sge:      SGEs of the SEND: the SQE, then in-capsule data
  * @num_sge:  used entries of @sge
  * @reg_wr:   the REG_MR work request chained before the SEND
@@ -279,7 +289,8 @@ static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
  * @reg_cqe:  completion context of the REG_MR (set once)
  * @inv_cqe:  completion context of a LOCAL_INV
  * @queue:    the queue the request belongs to
- * @sgt:      the data scatterlist
+ * @sgt:      the data scatterlist: @first_sgl, or a table of its own for a
+ *            list longer than RNVME_INLINE_SG_CNT
  * @nents:    entries of @sgt handed to the DMA mapping
  * @last_sg:  blk-mq's cursor while it fills @sgt
  * @first_sgl: the request's own scatterlist entries (short lists)
@@ -291,12 +302,12 @@ struct rnvme_request {
 	union nvme_result	result;
 	__le16			status;
 	bool			rsp_seen;
-	refcount_t		ref;
+	atomic_t		ref;
 	u32			sqe_gen;
 	u32			send_seq;
 	bool			wait_retire;
 	struct list_head	sqe_node;
-	struct list_head	park_node;
+	struct rnvme_request	*park_next;
 	struct ib_sge		sge[1 + RNVME_MAX_INLINE_SEGMENTS];
 	u32			num_sge;
 	struct ib_reg_wr	reg_wr;
