@@ -475,14 +475,13 @@ static __always_inline void rnvme_repost_recv(struct rnvme_queue *queue,
 	struct ib_recv_wr *first, *last;
 
 	if (!ordered && queue->poll) {
-		rnvme_post_recv_wrs(queue, &queue->rsp_wr[qe - queue->rsp_ring].wr,
-				    1);
+		rnvme_post_recv_wrs(queue, &queue->rsp_wr[qe->idx].wr, 1);
 		return;
 	}
-	if (unlikely(qe != &queue->rsp_ring[next])) {
+	if (unlikely(qe->idx != next)) {
 		dev_err(queue->ctrl->ctrl.device,
-			"queue %d: receive buffer %td completed out of order (expected %u)\n",
-			rnvme_queue_idx(queue), qe - queue->rsp_ring, next);
+			"queue %d: receive buffer %u completed out of order (expected %u)\n",
+			rnvme_queue_idx(queue), qe->idx, next);
 		rnvme_error_recovery(queue->ctrl);
 		return;
 	}
@@ -706,7 +705,8 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 
 /*
  * A response arrived.  @ordered: the queue is an interrupt-driven I/O queue
- * (not the admin queue, which gets AENs; not polled, which reposts at once).
+ * (not the admin queue, which gets AENs; not polled, which reposts at once)
+ * whose receive buffers need no dma_sync calls (rnvme_build_recv_wrs()).
  */
 static __always_inline void __rnvme_recv_done(struct ib_cq *cq,
 					      struct ib_wc *wc,
@@ -733,7 +733,7 @@ static __always_inline void __rnvme_recv_done(struct ib_cq *cq,
 
 	/* commands in flight, for rnvme_send_signaled() (a statistic) */
 	data_race(queue->rsp_count++);
-	if (unlikely(queue->rsp_sync))
+	if (!ordered && unlikely(queue->rsp_sync))
 		ib_dma_sync_single_for_cpu(queue->ibdev, qe->dma, len,
 					   DMA_FROM_DEVICE);
 	if (!ordered &&
@@ -742,20 +742,20 @@ static __always_inline void __rnvme_recv_done(struct ib_cq *cq,
 					  &cqe->result);
 	else
 		rnvme_process_rsp(queue, cqe, wc, ordered);
-	if (unlikely(queue->rsp_sync))
+	if (!ordered && unlikely(queue->rsp_sync))
 		ib_dma_sync_single_for_device(queue->ibdev, qe->dma, len,
 					      DMA_FROM_DEVICE);
 
 	rnvme_repost_recv(queue, qe, ordered);
 }
 
-/* the receive completion of an interrupt-driven I/O queue */
+/* the receive completion of an interrupt-driven I/O queue without dma_sync */
 void rnvme_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	__rnvme_recv_done(cq, wc, true);
 }
 
-/* the receive completion of the admin queue and of poll queues */
+/* the receive completion of the admin queue, poll queues and the rest */
 void rnvme_recv_any_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	__rnvme_recv_done(cq, wc, false);

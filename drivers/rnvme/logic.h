@@ -78,13 +78,16 @@ static inline void rnvme_sgl_keyed(struct nvme_command *c, u64 addr, u32 len,
 				   u32 key, bool invalidate)
 {
 	struct nvme_keyed_sgl_desc *sg = &c->common.dptr.ksgl;
+	u64 type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
 
-	sg->addr = cpu_to_le64(addr);
-	put_unaligned_le24(len, sg->length);
-	put_unaligned_le32(key, sg->key);
-	sg->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
+	BUILD_BUG_ON(offsetof(struct nvme_keyed_sgl_desc, key) != 11 ||
+		     offsetof(struct nvme_keyed_sgl_desc, type) != 15);
 	if (invalidate)
-		sg->type |= NVME_SGL_FMT_INVALIDATE;
+		type |= NVME_SGL_FMT_INVALIDATE;
+	sg->addr = cpu_to_le64(addr);
+	/* length (24 bits), key and type follow the address: one store */
+	put_unaligned_le64((len & 0xffffff) | (u64)key << 24 | type << 56,
+			   sg->length);
 }
 
 /**
@@ -97,15 +100,18 @@ static inline void rnvme_sgl_inline(struct nvme_command *c, u32 offset, u32 len)
 {
 	struct nvme_sgl_desc *sg = &c->common.dptr.sgl;
 
+	u64 type = (NVME_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_OFFSET;
+
+	BUILD_BUG_ON(offsetof(struct nvme_sgl_desc, rsvd) != 12 ||
+		     offsetof(struct nvme_sgl_desc, type) != 15);
 	sg->addr = cpu_to_le64(offset);
-	sg->length = cpu_to_le32(len);
 	/*
-	 * nvme-core does not clear the data pointer of read/write commands,
-	 * and the SQE buffer is reused per tag: without this, the previous
-	 * keyed SGL's key would go out in the reserved bytes.
+	 * Length, reserved bytes and type in one store.  nvme-core does not
+	 * clear the data pointer of read/write commands, and the SQE buffer
+	 * is reused per tag: the reserved bytes must be written as zeroes,
+	 * or the previous keyed SGL's key would go out in them.
 	 */
-	memset(sg->rsvd, 0, sizeof(sg->rsvd));
-	sg->type = (NVME_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_OFFSET;
+	put_unaligned_le64(len | type << 56, &sg->length);
 }
 
 /**

@@ -313,15 +313,17 @@ static int rnvme_build_recv_wrs(struct rnvme_queue *queue)
 	if (!queue->rsp_wr)
 		return -ENOMEM;
 	queue->rsp_sync = false;
+	for (i = 0; i < queue->nr_rsp; i++)
+		queue->rsp_sync |= rnvme_dma_needs_sync(queue->dev->ibdev,
+							queue->rsp_ring[i].dma);
 	for (i = 0; i < queue->nr_rsp; i++) {
 		struct rnvme_recv *r = &queue->rsp_wr[i];
 
-		queue->rsp_sync |= rnvme_dma_needs_sync(queue->dev->ibdev,
-							queue->rsp_ring[i].dma);
-
-		queue->rsp_ring[i].cqe.done = queue->ordered ?
-					      rnvme_recv_done :
-					      rnvme_recv_any_done;
+		/* rnvme_recv_done() knows its queue needs no dma_sync */
+		queue->rsp_ring[i].cqe.done =
+			queue->ordered && !queue->rsp_sync ?
+			rnvme_recv_done : rnvme_recv_any_done;
+		queue->rsp_ring[i].idx = i;
 		r->sge.addr = queue->rsp_ring[i].dma;
 		r->sge.length = sizeof(struct nvme_completion);
 		r->sge.lkey = lkey;

@@ -54,11 +54,13 @@
  * @data: kernel virtual address of the buffer
  * @dma:  its DMA address on the RDMA device
  * @cqe:  completion context; @cqe.done is called for the work request
+ * @idx:  a receive buffer's place in its queue's ring
  */
 struct rnvme_qe {
 	void			*data;
 	u64			dma;
 	struct ib_cqe		cqe;
+	u32			idx;
 };
 
 /**
