@@ -114,6 +114,7 @@ static int rnvme_map_fast_reg(struct rnvme_queue *queue,
 {
 	struct ib_mr *mr;
 	int tag = blk_mq_rq_from_pdu(req)->tag;
+	u32 rkey;
 	int nr;
 
 	/* the MR of this tag (rnvme_alloc_mrs()): nobody else uses it */
@@ -127,14 +128,15 @@ static int rnvme_map_fast_reg(struct rnvme_queue *queue,
 		return nr < 0 ? nr : -EINVAL;
 
 	/* a fresh key per use: a late access with the old key must fail */
-	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	rkey = ib_inc_rkey(mr->rkey);
+	ib_update_fast_reg_key(mr, rkey & 0xff);
 
 	/* the rest of reg_wr was filled in once (rnvme_init_reg_wr()) */
 	req->mr = mr;
 	req->reg_wr.mr = mr;
-	req->reg_wr.key = mr->rkey;
+	req->reg_wr.key = rkey;
 
-	rnvme_sgl_keyed(c, mr->iova, mr->length, mr->rkey, true);
+	rnvme_sgl_keyed(c, mr->iova, mr->length, rkey, true);
 	/* counted now, taken back if the post fails (rnvme_post_req()) */
 	rnvme_count_wrs(queue, 1);
 	return 0;
