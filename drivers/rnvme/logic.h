@@ -99,7 +99,6 @@ static inline void rnvme_sgl_keyed(struct nvme_command *c, u64 addr, u32 len,
 static inline void rnvme_sgl_inline(struct nvme_command *c, u32 offset, u32 len)
 {
 	struct nvme_sgl_desc *sg = &c->common.dptr.sgl;
-
 	u64 type = (NVME_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_OFFSET;
 
 	BUILD_BUG_ON(offsetof(struct nvme_sgl_desc, rsvd) != 12 ||
