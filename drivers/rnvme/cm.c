@@ -76,6 +76,13 @@ static int rnvme_route_resolved(struct rnvme_queue *queue)
 	return 0;
 }
 
+/*
+ * The receive buffers are posted when the queue starts (rnvme_start_queue()),
+ * not here: until then the tag set a response is looked up in may not exist
+ * (the admin one is allocated after the admin queue connects, the I/O one
+ * after every I/O queue has), and a message the target sends before the
+ * host's Fabrics Connect waits in the target's RNR retries.
+ */
 static int rnvme_conn_established(struct rnvme_queue *queue,
 				  struct rdma_cm_event *ev)
 {
@@ -90,8 +97,7 @@ static int rnvme_conn_established(struct rnvme_queue *queue,
 				     rnvme_queue_idx(queue), problem,
 				     ev->param.conn.private_data_len,
 				     queue->queue_size);
-
-	return rnvme_post_recvs(queue);
+	return 0;
 }
 
 static int rnvme_conn_rejected(struct rnvme_queue *queue,

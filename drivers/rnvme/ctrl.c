@@ -243,10 +243,24 @@ out_stop_queues:
 	return ret;
 }
 
+/*
+ * The tag sets are allocated, resized and removed under tagset_lock, which
+ * rnvme_abort_queue_requests() holds while it walks one from the CM handler.
+ */
+static void rnvme_remove_tag_set(struct rnvme_ctrl *ctrl, bool admin)
+{
+	mutex_lock(&ctrl->tagset_lock);
+	if (admin)
+		nvme_remove_admin_tag_set(&ctrl->ctrl);
+	else
+		nvme_remove_io_tag_set(&ctrl->ctrl);
+	mutex_unlock(&ctrl->tagset_lock);
+}
+
 static void rnvme_destroy_admin_queue(struct rnvme_ctrl *ctrl, bool remove)
 {
 	if (remove)
-		nvme_remove_admin_tag_set(&ctrl->ctrl);
+		rnvme_remove_tag_set(ctrl, true);
 	if (ctrl->async_event_sqe.data) {
 		cancel_work_sync(&ctrl->ctrl.async_event_work);
 		rnvme_free_qe(ctrl->device->ibdev, &ctrl->async_event_sqe,
@@ -283,8 +297,10 @@ static int rnvme_configure_admin_queue(struct rnvme_ctrl *ctrl, bool new)
 		goto out_free_queue;
 
 	if (new) {
+		mutex_lock(&ctrl->tagset_lock);
 		ret = nvme_alloc_admin_tag_set(&ctrl->ctrl, &ctrl->admin_tag_set,
 					       &rnvme_admin_mq_ops, cmd_size);
+		mutex_unlock(&ctrl->tagset_lock);
 		if (ret)
 			goto out_free_async_qe;
 	}
@@ -316,7 +332,7 @@ out_stop_queue:
 	nvme_cancel_admin_tagset(&ctrl->ctrl);
 out_remove_admin_tag_set:
 	if (new)
-		nvme_remove_admin_tag_set(&ctrl->ctrl);
+		rnvme_remove_tag_set(ctrl, true);
 out_free_async_qe:
 	if (ctrl->async_event_sqe.data) {
 		rnvme_free_qe(ibdev, &ctrl->async_event_sqe,
@@ -343,10 +359,12 @@ static int rnvme_configure_io_queues(struct rnvme_ctrl *ctrl, bool new)
 		 * association that grants poll queues the first one did not
 		 * has a map to put them in (rnvme_map_queues).
 		 */
+		mutex_lock(&ctrl->tagset_lock);
 		ret = nvme_alloc_io_tag_set(&ctrl->ctrl, &ctrl->tag_set,
 				&rnvme_mq_ops,
 				rnvme_tag_set_maps(ctrl->ctrl.opts->nr_poll_queues),
 				sizeof(struct rnvme_request));
+		mutex_unlock(&ctrl->tagset_lock);
 		if (ret)
 			goto out_free_io_queues;
 	}
@@ -380,8 +398,10 @@ static int rnvme_configure_io_queues(struct rnvme_ctrl *ctrl, bool new)
 			nvme_unfreeze(&ctrl->ctrl);
 			goto out_quiesce_io_queues;
 		}
+		mutex_lock(&ctrl->tagset_lock);
 		blk_mq_update_nr_hw_queues(ctrl->ctrl.tagset,
 					   ctrl->ctrl.queue_count - 1);
+		mutex_unlock(&ctrl->tagset_lock);
 		nvme_unfreeze(&ctrl->ctrl);
 	}
 
@@ -403,7 +423,7 @@ out_quiesce_io_queues:
 	goto out_free_io_queues;
 out_remove_io_tag_set:
 	if (new)
-		nvme_remove_io_tag_set(&ctrl->ctrl);
+		rnvme_remove_tag_set(ctrl, false);
 out_free_io_queues:
 	rnvme_free_io_queues(ctrl);
 	return ret;
@@ -433,7 +453,7 @@ static void rnvme_teardown_io_queues(struct rnvme_ctrl *ctrl, bool remove)
 	nvme_cancel_tagset(&ctrl->ctrl);
 	if (remove) {
 		nvme_unquiesce_io_queues(&ctrl->ctrl);
-		nvme_remove_io_tag_set(&ctrl->ctrl);
+		rnvme_remove_tag_set(ctrl, false);
 	}
 	if (!ctrl->cm_deferred)
 		rnvme_free_io_queues(ctrl);
@@ -460,6 +480,7 @@ static int rnvme_setup_ctrl(struct rnvme_ctrl *ctrl, bool new)
 {
 	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
 	u16 sqsize;
+	u32 fit;
 	int ret;
 
 	ret = rnvme_configure_admin_queue(ctrl, new);
@@ -496,6 +517,27 @@ static int rnvme_setup_ctrl(struct rnvme_ctrl *ctrl, bool new)
 			 ctrl->ctrl.sqsize + 1, ctrl->ctrl.maxcmd,
 			 NVME_RDMA_MAX_QUEUE_SIZE, sqsize + 1);
 		ctrl->ctrl.sqsize = sqsize;
+	}
+	fit = rnvme_queue_size_for_device(ctrl->ctrl.sqsize + 1,
+					  num_possible_cpus(),
+					  ctrl->device->ibdev->attrs.max_qp_wr,
+					  ctrl->device->ibdev->attrs.max_cqe);
+	if (fit < 2) {
+		dev_err(ctrl->ctrl.device,
+			"RDMA device %s cannot carry an I/O queue (max_qp_wr %d, max_cqe %d)\n",
+			ctrl->rdma_dev_name, ctrl->device->ibdev->attrs.max_qp_wr,
+			ctrl->device->ibdev->attrs.max_cqe);
+		rnvme_note_cause(ctrl, "setup", "device-limits", -1);
+		ret = -EINVAL;
+		goto out_destroy_admin;
+	}
+	if (fit != ctrl->ctrl.sqsize + 1) {
+		dev_warn(ctrl->ctrl.device,
+			 "queue size %u > what RDMA device %s carries (max_qp_wr %d, max_cqe %d): using %u\n",
+			 ctrl->ctrl.sqsize + 1, ctrl->rdma_dev_name,
+			 ctrl->device->ibdev->attrs.max_qp_wr,
+			 ctrl->device->ibdev->attrs.max_cqe, fit);
+		ctrl->ctrl.sqsize = fit - 1;
 	}
 	if (!new && ctrl->ctrl.queue_count > 1 &&
 	    !rnvme_sqsize_fits_tag_set(ctrl->ctrl.sqsize,
@@ -545,7 +587,7 @@ out_destroy_io:
 		rnvme_stop_io_queues(ctrl);
 		nvme_cancel_tagset(&ctrl->ctrl);
 		if (new)
-			nvme_remove_io_tag_set(&ctrl->ctrl);
+			rnvme_remove_tag_set(ctrl, false);
 		rnvme_free_io_queues(ctrl);
 	}
 out_destroy_admin:
@@ -1007,6 +1049,7 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 	INIT_LIST_HEAD(&ctrl->list);
 	INIT_LIST_HEAD(&ctrl->claim);
 	spin_lock_init(&ctrl->stats.lock);
+	mutex_init(&ctrl->tagset_lock);
 	rnvme_cause_begin(ctrl);
 
 	ret = rnvme_parse_addresses(ctrl);
@@ -1046,6 +1089,7 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 		ctrl->queues[i].ctrl = ctrl;
 		ctrl->queues[i].tele = &ctrl->tele[i];
 		ctrl->queues[i].qid = i;
+		mutex_init(&ctrl->queues[i].queue_lock);
 	}
 
 	rnvme_ctrl_ops.name = rnvme_transport_name;

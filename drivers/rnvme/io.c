@@ -110,7 +110,7 @@ static void rnvme_map_global_rkey(struct rnvme_queue *queue,
 
 static int rnvme_map_fast_reg(struct rnvme_queue *queue,
 			      struct rnvme_request *req,
-			      struct nvme_command *c, int count)
+			      struct nvme_command *c, int count, bool write)
 {
 	struct ib_mr *mr;
 	int tag = blk_mq_rq_from_pdu(req)->tag;
@@ -135,6 +135,13 @@ static int rnvme_map_fast_reg(struct rnvme_queue *queue,
 	req->mr = mr;
 	req->reg_wr.mr = mr;
 	req->reg_wr.key = rkey;
+	/*
+	 * Only what the command's direction needs: the target RDMA READs a
+	 * write's data and RDMA WRITEs a read's.  It may not read a read's
+	 * buffer before filling it (stale memory) nor write a write's source.
+	 */
+	req->reg_wr.access = write ? IB_ACCESS_REMOTE_READ :
+			     IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 
 	rnvme_sgl_keyed(c, mr->iova, mr->length, rkey, true);
 	/* counted now, taken back if the post fails (rnvme_post_req()) */
@@ -220,7 +227,7 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 		return 0;
 	}
 
-	ret = rnvme_map_fast_reg(queue, req, c, count);
+	ret = rnvme_map_fast_reg(queue, req, c, count, rq_data_dir(rq) == WRITE);
 	if (ret)
 		goto out_unmap_sg;
 	return 0;
@@ -630,28 +637,35 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 			  queue->ctrl->tag_set.tags[rnvme_queue_idx(queue) - 1] :
 			  rnvme_tagset(queue), cqe->command_id);
 	if (!rq) {
-		dev_err(ctrl->ctrl.device,
-			"queue %d: response for unknown command id %#x\n",
-			rnvme_queue_idx(queue), cqe->command_id);
+		dev_err_ratelimited(ctrl->ctrl.device,
+				    "queue %d: response for unknown command id %#x\n",
+				    rnvme_queue_idx(queue), cqe->command_id);
 		rnvme_error_recovery(ctrl);
 		return;
 	}
 	req = blk_mq_rq_to_pdu(rq);
 	/*
 	 * A target that repeats a completion, or sends one for a command that
-	 * already ended, must not end a request twice or touch an idle one.
-	 * Responses of a queue are handled one at a time, in its CQ context.
+	 * already ended, must not end a request twice or touch an idle one:
+	 * only a request in flight takes a response (one that a timeout or a
+	 * cancel completed is MQ_RQ_COMPLETE until it is freed), and only its
+	 * first.  An interrupt-driven I/O queue handles its responses one at a
+	 * time, in its CQ context; the admin and poll queues' CQs may be
+	 * reaped by several pollers at once, so there the test and the mark
+	 * are one atomic exchange.
 	 */
-	if (unlikely(!blk_mq_request_started(rq) || req->rsp_seen)) {
-		dev_err(ctrl->ctrl.device,
-			"queue %d: %s response for command id %#x\n",
-			rnvme_queue_idx(queue),
-			blk_mq_request_started(rq) ? "duplicate" : "stale",
-			cqe->command_id);
+	if (unlikely(blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT ||
+		     (ordered ? req->rsp_seen : xchg(&req->rsp_seen, true)))) {
+		dev_err_ratelimited(ctrl->ctrl.device,
+				    "queue %d: %s response for command id %#x\n",
+				    rnvme_queue_idx(queue),
+				    blk_mq_request_started(rq) ? "duplicate" :
+				    "stale", cqe->command_id);
 		rnvme_error_recovery(ctrl);
 		return;
 	}
-	req->rsp_seen = true;
+	if (ordered)
+		req->rsp_seen = true;
 
 	/* before a queue is live, only its Fabrics Connect is in flight */
 	if (unlikely(cqe->status) &&
@@ -1000,8 +1014,12 @@ static int rnvme_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 	 */
 	rcu_read_lock_sched();
 	cq = READ_ONCE(queue->ib_cq);
+	/*
+	 * At most what the CQ holds: a target that keeps sending cannot keep
+	 * a poller (preemption off) inside one call for longer.
+	 */
 	if (cq)
-		found = ib_process_cq_direct(cq, -1);
+		found = ib_process_cq_direct(cq, queue->cq_size);
 	rcu_read_unlock_sched();
 	return found;
 }
@@ -1066,8 +1084,11 @@ void rnvme_abort_queue_requests(struct rnvme_queue *queue)
 {
 	struct rnvme_ctrl *ctrl = queue->ctrl;
 
+	/* the reconnect work may be resizing the tag set (tagset_lock) */
+	mutex_lock(&ctrl->tagset_lock);
 	blk_mq_tagset_busy_iter(rnvme_queue_idx(queue) ? &ctrl->tag_set :
 				&ctrl->admin_tag_set, rnvme_abort_one, queue);
+	mutex_unlock(&ctrl->tagset_lock);
 }
 
 static enum blk_eh_timer_return rnvme_timeout(struct request *rq)
@@ -1085,8 +1106,9 @@ static enum blk_eh_timer_return rnvme_timeout(struct request *rq)
 	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE) {
 		/*
 		 * Connecting or tearing down: nobody else will complete it.
-		 * Stopping the queue flushes its work requests, so the
-		 * request can be completed here safely.
+		 * Stopping the queue drains its QP even when it is not live
+		 * yet (a Fabrics Connect in flight): no response can arrive
+		 * after it, so the request is completed here once.
 		 */
 		rnvme_stop_queue(queue);
 		nvmf_complete_timed_out_request(rq);

@@ -133,6 +133,78 @@ u16 rnvme_clamp_sqsize(u16 sqsize, u16 maxcmd, u16 max_queue_size)
 }
 EXPORT_SYMBOL_IF_KUNIT(rnvme_clamp_sqsize);
 
+/* Send queue entries per command in flight: REG_MR + SEND + LOCAL_INV. */
+#define RNVME_SEND_WR_FACTOR	3
+
+/**
+ * rnvme_send_queue_depth - send work requests of a queue of @queue_size
+ * @queue_size: commands in flight at most
+ * @cpus:       CPUs that may post at the same time (num_possible_cpus())
+ *
+ * Besides the work requests of the commands in flight, the send queue holds
+ * those of ended commands that no signaled completion has retired yet: the
+ * unsignaled SENDs (and their REG_MRs) posted after the last signaled one,
+ * at most RNVME_SIGNAL_INTERVAL in posting order, plus one for every CPU
+ * that may be posting at the same time (they take sequence numbers and post
+ * in either order; never more than there are commands).  Then the drain
+ * work request and the watchdog probe (REG_MR + LOCAL_INV).
+ */
+u32 rnvme_send_queue_depth(u32 queue_size, u32 cpus)
+{
+	u32 racing = min(cpus, queue_size);
+
+	return RNVME_SEND_WR_FACTOR * queue_size +
+	       2 * (RNVME_SIGNAL_INTERVAL + racing) + 3;
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_send_queue_depth);
+
+/**
+ * rnvme_recv_ring_size - receive buffers of a queue of @queue_size
+ * @queue_size: commands in flight at most
+ * @poll:       a poll queue (reposts each buffer at once)
+ *
+ * One buffer per command the target may answer; an interrupt-driven
+ * queue's ring is a whole number of stretches of RNVME_RECV_BATCH, one more
+ * than its commands need (rnvme_repost_recv()).
+ */
+u32 rnvme_recv_ring_size(u32 queue_size, bool poll)
+{
+	if (poll)
+		return queue_size;
+	return round_up(queue_size, RNVME_RECV_BATCH) + RNVME_RECV_BATCH;
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_recv_ring_size);
+
+/**
+ * rnvme_queue_size_for_device - the largest queue size a device can carry
+ * @want:      the queue size asked for
+ * @cpus:      possible CPUs (rnvme_send_queue_depth())
+ * @max_qp_wr: the device's work requests per send or receive queue
+ * @max_cqe:   the device's entries per CQ
+ *
+ * A queue needs rnvme_send_queue_depth() send and its ring + 1 (the drain)
+ * receive work requests, and a CQ holding both.
+ *
+ * Return: @want, or the largest smaller size that fits; 0 if not even a
+ * queue of two entries does.
+ */
+u32 rnvme_queue_size_for_device(u32 want, u32 cpus, int max_qp_wr,
+				int max_cqe)
+{
+	u32 qs, sq, rq;
+
+	if (max_qp_wr <= 0 || max_cqe <= 0)
+		return 0;
+	for (qs = want; qs >= 2; qs--) {
+		sq = rnvme_send_queue_depth(qs, cpus);
+		rq = rnvme_recv_ring_size(qs, false) + 1;
+		if (sq <= max_qp_wr && rq <= max_qp_wr && sq + rq <= max_cqe)
+			return qs;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_queue_size_for_device);
+
 /**
  * rnvme_cm_req_init - build the RDMA CM connect private data (NVMe/RDMA 3.3)
  * @req:        out

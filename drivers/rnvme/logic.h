@@ -41,6 +41,10 @@ bool rnvme_is_poll_queue(const u32 io_queues[HCTX_MAX_TYPES], int qid);
 unsigned int rnvme_tag_set_maps(u32 nr_poll);
 
 u16 rnvme_clamp_sqsize(u16 sqsize, u16 maxcmd, u16 max_queue_size);
+u32 rnvme_send_queue_depth(u32 queue_size, u32 cpus);
+u32 rnvme_recv_ring_size(u32 queue_size, bool poll);
+u32 rnvme_queue_size_for_device(u32 want, u32 cpus, int max_qp_wr,
+				int max_cqe);
 bool rnvme_sqsize_fits_tag_set(u16 sqsize, u32 tag_depth);
 
 void rnvme_cm_req_init(struct nvme_rdma_cm_req *req, u16 qid, u16 queue_size);

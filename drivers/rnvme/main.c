@@ -327,13 +327,15 @@ void rnvme_ctrl_list_del(struct rnvme_ctrl *ctrl)
 static bool rnvme_device_still_usable(struct rnvme_ctrl *ctrl,
 				      struct ib_device *ibdev)
 {
-	struct rnvme_queue *admin = &ctrl->queues[0];
 	struct ib_port_attr attr;
 
-	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE ||
-	    !test_bit(RNVME_Q_ALLOCATED, &admin->flags) || !admin->cm_id)
+	/*
+	 * The port the admin queue last used, kept in the controller: error
+	 * recovery may destroy the admin queue's CM id at any time.
+	 */
+	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE)
 		return false;
-	if (ib_query_port(ibdev, admin->cm_id->port_num, &attr))
+	if (ib_query_port(ibdev, READ_ONCE(ctrl->rdma_port), &attr))
 		return false;
 	return attr.state == IB_PORT_ACTIVE;
 }

@@ -28,8 +28,7 @@ void rnvme_init_reg_wr(struct rnvme_request *req)
 	req->reg_cqe.done = rnvme_memreg_done;
 	req->reg_wr.wr.wr_cqe = &req->reg_cqe;
 	req->reg_wr.wr.num_sge = 0;
-	req->reg_wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
-			     IB_ACCESS_REMOTE_WRITE;
+	/* access follows each command's direction (rnvme_map_fast_reg()) */
 }
 
 static void rnvme_inv_rkey_done(struct ib_cq *cq, struct ib_wc *wc)

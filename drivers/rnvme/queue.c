@@ -13,9 +13,6 @@
 #include <rdma/ib_cache.h>
 #include "rnvme.h"
 
-/* Send queue entries per command in flight: REG_MR + SEND + LOCAL_INV. */
-#define RNVME_SEND_WR_FACTOR	3
-
 /* associations get distinct SQE mapping generations; 0 means unmapped */
 static atomic_t rnvme_sqe_gen_next = ATOMIC_INIT(0);
 
@@ -29,21 +26,10 @@ static u32 rnvme_new_sqe_gen(void)
 	return gen;
 }
 
-/*
- * Send queue depth of a queue of @queue_size commands.  Besides the work
- * requests of the commands in flight, it holds those of ended commands that
- * no signaled completion has retired yet: the unsignaled SENDs (and their
- * REG_MRs) posted after the last signaled one, at most RNVME_SIGNAL_INTERVAL
- * in posting order, plus one for every CPU that may be posting at the same
- * time (they take sequence numbers and post in either order).  Then the
- * drain work request and the watchdog probe (REG_MR + LOCAL_INV).
- */
-static u32 rnvme_send_queue_depth(u32 queue_size)
+/* send queue depth of @queue (rnvme_send_queue_depth(), logic.c) */
+static u32 rnvme_send_depth(struct rnvme_queue *queue)
 {
-	u32 racing = min_t(u32, num_possible_cpus(), queue_size);
-
-	return RNVME_SEND_WR_FACTOR * queue_size +
-	       2 * (RNVME_SIGNAL_INTERVAL + racing) + 3;
+	return rnvme_send_queue_depth(queue->queue_size, num_possible_cpus());
 }
 
 /* receive buffers (rnvme_queue.nr_rsp), + the drain work request */
@@ -125,7 +111,7 @@ static int rnvme_create_qp(struct rnvme_queue *queue)
 
 	attr.event_handler = rnvme_qp_event;
 	attr.qp_context = queue;
-	attr.cap.max_send_wr = rnvme_send_queue_depth(queue->queue_size);
+	attr.cap.max_send_wr = rnvme_send_depth(queue);
 	attr.cap.max_recv_wr = rnvme_recv_queue_depth(queue);
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_send_sge = 1 + queue->dev->inline_segments;
@@ -150,8 +136,7 @@ static int rnvme_create_cq(struct rnvme_queue *queue, struct ib_device *ibdev)
 	struct ib_cq *cq;
 
 	/* a QP in error flushes every work request, signaled or not */
-	queue->cq_size = rnvme_send_queue_depth(queue->queue_size) +
-			 rnvme_recv_queue_depth(queue);
+	queue->cq_size = rnvme_send_depth(queue) + rnvme_recv_queue_depth(queue);
 	if (queue->poll)
 		cq = ib_alloc_cq(ibdev, queue, queue->cq_size, comp_vector,
 				 IB_POLL_DIRECT);
@@ -482,13 +467,20 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 	queue->sqe_gen = rnvme_new_sqe_gen();
 	spin_lock_init(&queue->sqe_lock);
 	INIT_LIST_HEAD(&queue->sqe_mapped);
-	/*
-	 * One buffer per command the target may answer, + those held back:
-	 * an interrupt-driven queue's ring is a whole number of stretches of
-	 * RNVME_RECV_BATCH, one more than its commands need
-	 */
-	queue->nr_rsp = queue->poll ? queue->queue_size :
-		round_up(queue->queue_size, RNVME_RECV_BATCH) + RNVME_RECV_BATCH;
+	queue->nr_rsp = rnvme_recv_ring_size(queue->queue_size, queue->poll);
+	/* the controller's queue size was fitted to its admin queue's device */
+	if (rnvme_queue_size_for_device(queue->queue_size, num_possible_cpus(),
+					ibdev->attrs.max_qp_wr,
+					ibdev->attrs.max_cqe) != queue->queue_size) {
+		dev_err(&ibdev->dev,
+			"rnvme: queue %d: %d entries need %u send and %u receive work requests and a CQ of %u; the device allows %d per queue and CQs of %d: connect with a smaller queue_size\n",
+			rnvme_queue_idx(queue), queue->queue_size,
+			rnvme_send_depth(queue), queue->nr_rsp + 1,
+			rnvme_send_depth(queue) + queue->nr_rsp + 1,
+			ibdev->attrs.max_qp_wr, ibdev->attrs.max_cqe);
+		ret = -EINVAL;
+		goto out_put_dev;
+	}
 
 	ret = rnvme_create_cq(queue, ibdev);
 	if (ret)
@@ -543,6 +535,7 @@ out_destroy_cq:
 	rnvme_free_cq(queue, rnvme_fence_pollers(queue));
 out_put_dev:
 	rnvme_device_put(queue->dev);
+	queue->dev = NULL;
 	return ret;
 }
 
@@ -574,6 +567,7 @@ void rnvme_destroy_queue_ib(struct rnvme_queue *queue)
 			sizeof(struct nvme_completion), DMA_FROM_DEVICE);
 	queue->rsp_ring = NULL;
 	rnvme_device_put(queue->dev);
+	queue->dev = NULL;
 }
 
 static int rnvme_wait_for_cm(struct rnvme_queue *queue)
@@ -606,9 +600,13 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 	struct sockaddr *src = NULL;
 	int ret;
 
-	/* ctrl, tele and qid stay: a racing rnvme_queue_rq() reads them */
+	/*
+	 * ctrl, tele, qid and queue_lock stay (rnvme_create_ctrl()): blk-mq
+	 * may still dispatch to this slot, and rnvme_queue_rq() reads them.
+	 * Nothing else of the slot is in use: its last association was
+	 * stopped and freed, its CM id destroyed (no handler runs).
+	 */
 	memset_startat(queue, 0, rsp_ring);
-	mutex_init(&queue->queue_lock);
 	init_completion(&queue->cm_done);
 	queue->queue_size = queue_size;
 	queue->poll = rnvme_is_poll_queue(ctrl->io_queues, idx);
@@ -628,7 +626,7 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 		ret = PTR_ERR(queue->cm_id);
 		dev_info(ctrl->ctrl.device,
 			 "queue %d: failed to create CM id (%d)\n", idx, ret);
-		goto out_destroy_mutex;
+		return ret;
 	}
 
 	if (ctrl->ctrl.opts->mask & NVMF_OPT_HOST_TRADDR)
@@ -666,8 +664,6 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 out_destroy_cm_id:
 	rdma_destroy_id(queue->cm_id);
 	rnvme_destroy_queue_ib(queue);
-out_destroy_mutex:
-	mutex_destroy(&queue->queue_lock);
 	return ret;
 }
 
@@ -720,25 +716,39 @@ static void __rnvme_stop_queue(struct rnvme_queue *queue)
 	rnvme_drop_parked(queue);
 }
 
+/**
+ * rnvme_stop_queue - flush a queue: nothing of its QP completes afterwards
+ * @queue: any queue
+ *
+ * A queue that was started is drained whether or not its Fabrics Connect
+ * succeeded: once this returns, no response can end one of its requests,
+ * so the caller may end them itself (a timed-out Connect, cancelling).
+ */
 void rnvme_stop_queue(struct rnvme_queue *queue)
 {
 	if (!test_bit(RNVME_Q_ALLOCATED, &queue->flags))
 		return;
 
 	mutex_lock(&queue->queue_lock);
-	if (test_and_clear_bit(RNVME_Q_LIVE, &queue->flags))
+	clear_bit(RNVME_Q_LIVE, &queue->flags);
+	if (test_and_clear_bit(RNVME_Q_POSTED, &queue->flags))
 		__rnvme_stop_queue(queue);
 	mutex_unlock(&queue->queue_lock);
 }
 
+/*
+ * A queue is stopped before it is freed if it was ever started; one that
+ * never was has posted nothing (RNVME_Q_POSTED), so no completion of its QP
+ * can be waiting in a shared CQ when the QP and its buffers go.
+ */
 void rnvme_free_queue(struct rnvme_queue *queue)
 {
 	if (!test_and_clear_bit(RNVME_Q_ALLOCATED, &queue->flags))
 		return;
 
+	WARN_ON_ONCE(test_bit(RNVME_Q_POSTED, &queue->flags));
 	rdma_destroy_id(queue->cm_id);
 	rnvme_destroy_queue_ib(queue);
-	mutex_destroy(&queue->queue_lock);
 }
 
 /**
@@ -751,6 +761,14 @@ int rnvme_start_queue(struct rnvme_ctrl *ctrl, int idx)
 	struct rnvme_queue *queue = &ctrl->queues[idx];
 	int ret;
 
+	/* the caller's tag set covers @idx now: responses can be looked up */
+	ret = rnvme_post_recvs(queue);
+	if (ret) {
+		rnvme_note_cause(ctrl, "setup", "post-recv", idx);
+		return ret;
+	}
+	set_bit(RNVME_Q_POSTED, &queue->flags);
+
 	if (idx)
 		ret = nvmf_connect_io_queue(&ctrl->ctrl, idx);
 	else
@@ -758,8 +776,7 @@ int rnvme_start_queue(struct rnvme_ctrl *ctrl, int idx)
 
 	if (ret) {
 		/* flush whatever the failed Connect left on the QP */
-		if (test_bit(RNVME_Q_ALLOCATED, &queue->flags))
-			__rnvme_stop_queue(queue);
+		rnvme_stop_queue(queue);
 		dev_info(ctrl->ctrl.device,
 			 "queue %d: Fabrics Connect failed (%d)\n", idx, ret);
 		/* a refusal was noted with its completion; this is the rest */

@@ -86,6 +86,13 @@ enum rnvme_queue_flags {
 	RNVME_Q_TR_READY	= 1,	/* CQ, QP, MR pool and response ring exist */
 	RNVME_Q_LIVE		= 2,	/* Fabrics Connect succeeded */
 	RNVME_Q_DISCONNECTED	= 3,	/* the CM reported the connection gone */
+	/*
+	 * Receive buffers posted (rnvme_start_queue()): the QP holds work
+	 * requests, and stopping the queue drains it.  Never set before the
+	 * queue's tag set covers it, so a message from the target can only
+	 * reach rnvme_process_rsp() when there is a tag set to look it up in.
+	 */
+	RNVME_Q_POSTED		= 4,
 };
 
 /**
@@ -124,6 +131,8 @@ struct rnvme_queue {
 	struct rnvme_qtele	*tele;
 	/* index in ctrl->queues (0: admin), kept to spare a division */
 	int			qid;
+	/* initialized with the controller: a stop may race a new setup */
+	struct mutex		queue_lock;
 	/* rnvme_alloc_queue() clears everything from here on */
 	struct rnvme_qe		*rsp_ring;
 	struct rnvme_recv	*rsp_wr;
@@ -143,7 +152,6 @@ struct rnvme_queue {
 	struct rdma_cm_id	*cm_id;
 	int			cm_error;
 	struct completion	cm_done;
-	struct mutex		queue_lock;
 	bool			poll;
 	u64			wr_posted;
 	/* ACK watchdog: signaled SENDs not completed yet, their completions */
@@ -409,6 +417,8 @@ struct rnvme_ctrl {
 	struct rnvme_queue	*queues;
 	struct blk_mq_tag_set	tag_set;
 	struct blk_mq_tag_set	admin_tag_set;
+	/* held to allocate, resize or remove a tag set, and to walk one */
+	struct mutex		tagset_lock;
 	struct work_struct	err_work;
 	struct delayed_work	reconnect_work;
 	struct delayed_work	ack_wd_work;

@@ -119,6 +119,10 @@ constexpr FaultSpec kFaults[] = {
 	{"disc-bad-len", "discovery log: return fewer bytes than asked and a numrec beyond them"},
 	{"disc-numrec-huge", "discovery log: numrec 2^40 with one entry"},
 	{"disc-unterminated", "discovery log: entry strings with no NUL and no padding spaces"},
+	{"rsp-before-connect", "send a completion (cid 0xfffe) on I/O queue 1 as soon as it is established, before the host's Fabrics Connect"},
+	{"rsp-before-connect-admin", "send a completion (cid 0xfffe) on the admin queue as soon as it is established, before the host's Fabrics Connect"},
+	{"read-peek", "RDMA READ the host's buffer of a read command before writing the data"},
+	{"write-poke", "RDMA WRITE a pattern into the host's buffer of a write command (keyed SGL)"},
 };
 
 struct Config {
@@ -186,7 +190,9 @@ std::map<uint16_t, std::unique_ptr<Ctrl>> ctrls;
 uint16_t next_cntlid = 1;
 
 // ---------------------------------------------------------------- connection
-enum class WrKind : uint8_t { Recv, Send, Read, Write };
+// Peek/Poke: a hostile RDMA READ/WRITE of a host buffer (read-peek,
+// write-poke); its success is logged, a failure ends the connection.
+enum class WrKind : uint8_t { Recv, Send, Read, Write, Peek, Poke };
 
 struct Conn {
 	rdma_cm_id *id = nullptr;
@@ -358,13 +364,14 @@ bool rdma_op(Conn *c, unsigned slot, WrKind kind, uint8_t *local, uint32_t len,
 	wr.wr_id = wr_id(kind, slot);
 	wr.sg_list = &sge;
 	wr.num_sge = len ? 1 : 0;
-	wr.opcode = kind == WrKind::Read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+	bool read = kind == WrKind::Read || kind == WrKind::Peek;
+	wr.opcode = read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
 	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	int r = ibv_post_send(c->id->qp, &wr, &bad);
 	if (r)
-		logf("qid %u: post RDMA %s failed (%d)", c->qid, kind == WrKind::Read ? "READ" : "WRITE", r);
+		logf("qid %u: post RDMA %s failed (%d)", c->qid, read ? "READ" : "WRITE", r);
 	return r == 0;
 }
 
@@ -735,6 +742,16 @@ void exec_io(Conn *c, unsigned slot, const uint8_t *data)
 	}
 	if (opc == kOpWrite) {
 		std::memcpy(backing.data() + off, data, len);
+		auto wk = keyed_sgl(sqe);
+		if (wk && wk->len && fault_fire("write-poke", "qid " + std::to_string(c->qid) + " write cid " +
+						std::to_string(cid) + ": RDMA WRITE of 0x5a into the host's " +
+						std::to_string(wk->len) + "-byte source buffer (rkey " +
+						std::to_string(wk->key) + ")")) {
+			uint8_t *pat = c->data_buf(slot);
+			uint32_t n = std::min<uint32_t>(wk->len, kSlotData);
+			std::memset(pat, 0x5a, n);
+			rdma_op(c, slot, WrKind::Poke, pat, n, wk->addr, wk->key, true);
+		}
 		complete(c, slot, kScSuccess);
 		return;
 	}
@@ -777,6 +794,12 @@ void exec_io(Conn *c, unsigned slot, const uint8_t *data)
 		rdma_op(c, slot, WrKind::Write, dst, uint32_t(std::min<uint64_t>(len + 4096, kSlotData)), k->addr, k->key, false);
 		complete(c, slot, kScSuccess);
 		return;
+	}
+	if (fault_fire("read-peek", where + ": RDMA READ of the host's " + std::to_string(k->len) +
+		       "-byte buffer (rkey " + std::to_string(k->key) + ") before the data")) {
+		// into the slot's spare half: dst holds the data to send
+		rdma_op(c, slot, WrKind::Peek, dst + kSlotData / 2, std::min<uint32_t>(k->len, kSlotData / 2),
+			k->addr, k->key, true);
 	}
 	rdma_op(c, slot, WrKind::Write, dst, uint32_t(len), k->addr, k->key, false);
 	if (fault_fire("cqe-dup", where + " completed 4 times in a row")) {
@@ -898,6 +921,9 @@ void poll_cq(Conn *c)
 				on_recv(c, slot, wc[i].byte_len);
 			else if (kind == WrKind::Read)
 				execute(c, slot, c->data_buf(slot));
+			else if (kind == WrKind::Peek || kind == WrKind::Poke)
+				logf("qid %u: hostile RDMA %s of the host's buffer succeeded (%u bytes): the host's MR allowed it",
+				     c->qid, kind == WrKind::Peek ? "READ" : "WRITE", kind == WrKind::Peek ? wc[i].byte_len : 0);
 		}
 	}
 }
@@ -1040,6 +1066,16 @@ void on_cm_event(rdma_cm_event *ev)
 			c->gone = true;
 			rdma_disconnect(id);
 		}
+		if (c && !c->gone && (c->qid == 1 ? fault_is("rsp-before-connect") : c->qid == 0 && fault_is("rsp-before-connect-admin")) &&
+		    fault_fire(cfg.fault, "qid " + std::to_string(c->qid) + ": a completion (cid 0xfffe) sent before any command")) {
+			// an id no command has: cid 0 would be taken as the answer
+			// to the admin queue's Connect (its first command, tag 0,
+			// generation 0), which the host cannot tell from a real one
+			uint8_t cqe[kCqeSize] = {};
+			put<uint16_t>(cqe, 10, c->qid);
+			put<uint16_t>(cqe, 12, uint16_t(0xfffe));
+			send_msg(c, c->spare(), cqe, kCqeSize);
+		}
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_REJECTED:
@@ -1120,6 +1156,7 @@ int main(int argc, char **argv)
 			cfg.ms = unsigned(std::strtoul(val().c_str(), nullptr, 0));
 		else if (a == "--pi")
 			cfg.pi = unsigned(std::strtoul(val().c_str(), nullptr, 0));
+
 		else if (a == "--list-faults") {
 			for (auto &f : kFaults)
 				std::printf("%-24s %s\n", f.name, f.what);

@@ -200,8 +200,14 @@ scenario_recovers() {
 	want "$name" || return 0
 	connected_scenario "$name" "${args[@]}" || return 0
 	dev=$DEV
-	# reads trigger the read faults; everything else fires on its own
-	timeout 60 dd if="$dev" of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null
+	# reads trigger the read faults, 8 KiB writes (past the 4 KiB of
+	# in-capsule data: a keyed SGL) the write faults; the rest fire on
+	# their own
+	if [ "${TRIGGER:-read}" = write ]; then
+		timeout 60 dd if=/dev/zero of="$dev" bs=8k count=16 oflag=direct 2>/dev/null
+	else
+		timeout 60 dd if="$dev" of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null
+	fi
 	fault_fired "$name"
 	dmesg_has "$name" "$re"
 	if [ -n "${TGT_EXPECT:-}" ]; then
@@ -209,6 +215,14 @@ scenario_recovers() {
 			ok "$name: the target saw its RDMA operation fail: $(grep -m1 -E "$TGT_EXPECT" "$TGT_LOG")"
 		else
 			not_ok "$name: the target saw its RDMA operation fail (/$TGT_EXPECT/)" "$(tail -n 10 "$TGT_LOG")"
+		fi
+	fi
+	# what the target must never have managed
+	if [ -n "${TGT_FORBID:-}" ]; then
+		if grep -qE "$TGT_FORBID" "$TGT_LOG"; then
+			not_ok "$name: the target was refused (/$TGT_FORBID/ must not appear)" "$(grep -m2 -E "$TGT_FORBID" "$TGT_LOG")"
+		else
+			ok "$name: the target's hostile access did not succeed"
 		fi
 	fi
 	t=$(now_ns)
@@ -309,8 +323,25 @@ scenario_recovers cqe-short --fault cqe-short -- 'response of 8 bytes|short|8 by
 TGT_EXPECT='work completion error' scenario_recovers write-oob --fault write-oob -- 'RECV failed|starting error recovery'
 scenario_recovers inv-wrong-rkey --fault inv-wrong-rkey -- 'RECV failed: remote invalid request|which this command does not own'
 TGT_EXPECT='work completion error' scenario_recovers cqe-before-data --fault cqe-before-data -- 'RECV failed|starting error recovery'
+# A command's MR grants the target only what its direction needs: it may
+# RDMA WRITE a read's buffer and RDMA READ a write's, nothing else.  With
+# both rights it could read a read buffer's stale contents before filling it,
+# or overwrite the source of a write (silent corruption of the caller's data).
+TGT_EXPECT='work completion error' TGT_FORBID='hostile RDMA .* succeeded' \
+	scenario_recovers read-peek --fault read-peek -- 'RECV failed|starting error recovery'
+TGT_EXPECT='work completion error' TGT_FORBID='hostile RDMA .* succeeded' TRIGGER=write \
+	scenario_recovers write-poke --fault write-poke -- 'RECV failed|starting error recovery'
 
 # ---------------------------------------------------------------- faults that need no recovery
+# A completion before the host's Fabrics Connect: the host posts its receive
+# buffers only when it starts the queue (its tag set exists then), so the
+# message waits in the target's RNR retries and is refused as a response to
+# no command; the association goes on.  On I/O queue 1 it arrives while the
+# other I/O queues are still being connected, before the I/O tag set exists.
+scenario_works rsp-before-connect --fault rsp-before-connect -- \
+	'unknown command id|genctr mismatch|could not locate request|stale response'
+scenario_works rsp-before-connect-admin --fault rsp-before-connect-admin -- \
+	'unknown command id|genctr mismatch|could not locate request|stale response'
 scenario_works accept-short-pd --fault accept-short-pd -- "target's accept: no NVMe/RDMA accept data|controller receive queue size 0"
 scenario_works accept-no-pd --fault accept-no-pd -- "target's accept: (no NVMe/RDMA accept data|controller receive queue size 0)"
 scenario_works accept-bad-pd --fault accept-bad-pd -- "target's accept: unknown accept record format"

@@ -327,8 +327,52 @@ static void rnvme_sqsize_shrunk_refused(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rnvme_sqsize_fits_tag_set(U16_MAX, 65537));
 }
 
+/*
+ * The send queue depth grows with the CPUs that may post at once, but never
+ * past the queue size; a device's max_qp_wr and max_cqe bound the queue
+ * size a controller uses.
+ */
+static void rnvme_sqsize_device_limits(struct kunit *test)
+{
+	u32 d128 = rnvme_send_queue_depth(128, 8192);
+	u32 qs;
+
+	/* 8192 possible CPUs cost no more than 128 racing posts */
+	KUNIT_EXPECT_EQ(test, d128, rnvme_send_queue_depth(128, 128));
+	KUNIT_EXPECT_LT(test, rnvme_send_queue_depth(128, 2), d128);
+	KUNIT_EXPECT_EQ(test, rnvme_recv_ring_size(128, false), 144U);
+	KUNIT_EXPECT_EQ(test, rnvme_recv_ring_size(128, true), 128U);
+	KUNIT_EXPECT_EQ(test, rnvme_recv_ring_size(1, false), 32U);
+
+	/* a device with room keeps the size asked for */
+	KUNIT_EXPECT_EQ(test, rnvme_queue_size_for_device(128, 8192, 16384,
+							  65536), 128U);
+	/* exactly enough is enough */
+	KUNIT_EXPECT_EQ(test, rnvme_queue_size_for_device(128, 8192, d128,
+							  65536), 128U);
+	/* one short: a smaller queue, whose needs fit */
+	qs = rnvme_queue_size_for_device(128, 8192, d128 - 1, 65536);
+	KUNIT_EXPECT_LT(test, qs, 128U);
+	KUNIT_EXPECT_GE(test, qs, 2U);
+	KUNIT_EXPECT_LE(test, rnvme_send_queue_depth(qs, 8192), d128 - 1);
+	/* a small device (max_qp_wr 256) */
+	qs = rnvme_queue_size_for_device(128, 8192, 256, 65536);
+	KUNIT_EXPECT_GE(test, qs, 2U);
+	KUNIT_EXPECT_LE(test, rnvme_send_queue_depth(qs, 8192), 256U);
+	KUNIT_EXPECT_GT(test, rnvme_send_queue_depth(qs + 1, 8192), 256U);
+	/* the CQ holds send and receive work requests */
+	qs = rnvme_queue_size_for_device(128, 4, 16384, 300);
+	KUNIT_EXPECT_LE(test, rnvme_send_queue_depth(qs, 4) +
+			rnvme_recv_ring_size(qs, false) + 1, 300U);
+	/* nothing fits: 0, and nonsense attributes fit nothing */
+	KUNIT_EXPECT_EQ(test, rnvme_queue_size_for_device(128, 8, 16, 65536), 0U);
+	KUNIT_EXPECT_EQ(test, rnvme_queue_size_for_device(128, 8, 0, 65536), 0U);
+	KUNIT_EXPECT_EQ(test, rnvme_queue_size_for_device(128, 8, -1, -1), 0U);
+}
+
 static struct kunit_case rnvme_sqsize_cases[] = {
 	KUNIT_CASE(rnvme_sqsize_fits),
+	KUNIT_CASE(rnvme_sqsize_device_limits),
 	KUNIT_CASE(rnvme_sqsize_transport_limit),
 	KUNIT_CASE(rnvme_sqsize_maxcmd),
 	KUNIT_CASE(rnvme_sqsize_shrunk_refused),
