@@ -287,9 +287,16 @@ static __always_inline void __rnvme_complete_rq(struct request *rq)
 	nvme_complete_rq(rq);
 }
 
-/* blk-mq's ->complete (a completion moved to the submitting CPU) */
+/*
+ * blk-mq's ->complete: a completion moved to the submitting CPU, or one
+ * that a timeout or a cancel made (the request is MQ_RQ_COMPLETE until it
+ * ends here).
+ */
 static void rnvme_complete_rq(struct request *rq)
 {
+	if (IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) &&
+	    nvme_req(rq)->status == NVME_SC_HOST_ABORTED_CMD)
+		rnvme_fi_hold(RNVME_FI_TIMEOUT_COMPLETE);
 	__rnvme_complete_rq(rq);
 }
 
@@ -652,10 +659,18 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 	 * first.  An interrupt-driven I/O queue handles its responses one at a
 	 * time, in its CQ context; the admin and poll queues' CQs may be
 	 * reaped by several pollers at once, so there the test and the mark
-	 * are one atomic exchange.
+	 * are one atomic exchange, and the request must still be the use the
+	 * command id named: another poller may have ended it and its tag
+	 * have been reused since nvme_find_rq() (a new use bumps the
+	 * generation before it clears the mark).
 	 */
+	if (IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) && !ordered &&
+	    queue->poll)
+		rnvme_fi_hold(RNVME_FI_RSP_CHECK);
 	if (unlikely(blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT ||
-		     (ordered ? req->rsp_seen : xchg(&req->rsp_seen, true)))) {
+		     (ordered ? req->rsp_seen : xchg(&req->rsp_seen, true)) ||
+		     (!ordered && nvme_genctr_mask(nvme_req(rq)->genctr) !=
+		      nvme_genctr_from_cid(cqe->command_id)))) {
 		dev_err_ratelimited(ctrl->ctrl.device,
 				    "queue %d: %s response for command id %#x\n",
 				    rnvme_queue_idx(queue),
@@ -720,6 +735,25 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 }
 
 /*
+ * An Asynchronous Event Request's completion (an admin command id beyond
+ * the tag set).  None can be outstanding before the admin queue is live:
+ * the first is submitted once the controller is.
+ */
+static noinline void rnvme_async_event_rsp(struct rnvme_queue *queue,
+					   struct nvme_completion *cqe)
+{
+	if (unlikely(!test_bit(RNVME_Q_LIVE, &queue->flags))) {
+		dev_err_ratelimited(queue->ctrl->ctrl.device,
+				    "queue 0: asynchronous event completion (command id %#x) before the queue is live: refused\n",
+				    cqe->command_id);
+		rnvme_error_recovery(queue->ctrl);
+		return;
+	}
+	nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
+				  &cqe->result);
+}
+
+/*
  * A response arrived.  @ordered: the queue is an interrupt-driven I/O queue
  * (not the admin queue, which gets AENs; not polled, which reposts at once)
  * whose receive buffers need no dma_sync calls (rnvme_build_recv_wrs()).
@@ -754,8 +788,7 @@ static __always_inline void __rnvme_recv_done(struct ib_cq *cq,
 					   DMA_FROM_DEVICE);
 	if (!ordered &&
 	    unlikely(nvme_is_aen_req(rnvme_queue_idx(queue), cqe->command_id)))
-		nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
-					  &cqe->result);
+		rnvme_async_event_rsp(queue, cqe);
 	else
 		rnvme_process_rsp(queue, cqe, wc, ordered);
 	if (!ordered && unlikely(queue->rsp_sync))

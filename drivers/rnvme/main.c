@@ -564,6 +564,7 @@ static int __init rnvme_init(void)
 	if (ret)
 		goto out_unregister_client;
 
+	rnvme_fi_init();
 	pr_info("registered NVMe-oF transport \"%s\"%s\n", rnvme_transport_name,
 		rnvme_register_always ? "" : " (register_always=0: global rkey exposed)");
 	return 0;
@@ -583,6 +584,7 @@ static void __exit rnvme_exit(void)
 	ib_unregister_client(&rnvme_ib_client);
 	/* no handler is left to queue port work: run what is queued */
 	destroy_workqueue(rnvme_event_wq);
+	rnvme_fi_exit();
 	pr_info("unregistered NVMe-oF transport \"%s\"\n", rnvme_transport_name);
 }
 

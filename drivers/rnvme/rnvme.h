@@ -537,6 +537,27 @@ void rnvme_abort_queue_requests(struct rnvme_queue *queue);
 void rnvme_unpark(struct rnvme_queue *queue);
 void rnvme_drop_parked(struct rnvme_queue *queue);
 
+/*
+ * Race windows a debug kernel's scenario holds open (fault.c): compiled only
+ * with CONFIG_FAULT_INJECTION_DEBUG_FS, empty otherwise.
+ */
+enum rnvme_fi_point {
+	/* a request completed by its timeout, before it ends */
+	RNVME_FI_TIMEOUT_COMPLETE,
+	/* an admin or poll queue's response, at its duplicate check */
+	RNVME_FI_RSP_CHECK,
+	RNVME_FI_NR,
+};
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+void rnvme_fi_hold(enum rnvme_fi_point point);
+void rnvme_fi_init(void);
+void rnvme_fi_exit(void);
+#else
+static inline void rnvme_fi_hold(enum rnvme_fi_point point) {}
+static inline void rnvme_fi_init(void) {}
+static inline void rnvme_fi_exit(void) {}
+#endif
+
 /* sysfs.c */
 extern const struct attribute_group *rnvme_ctrl_attr_groups[];
 __printf(2, 3) void rnvme_record_error(struct rnvme_ctrl *ctrl,

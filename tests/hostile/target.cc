@@ -123,6 +123,7 @@ constexpr FaultSpec kFaults[] = {
 	{"rsp-before-connect-admin", "send a completion (cid 0xfffe) on the admin queue as soon as it is established, before the host's Fabrics Connect"},
 	{"read-peek", "RDMA READ the host's buffer of a read command before writing the data"},
 	{"write-poke", "RDMA WRITE a pattern into the host's buffer of a write command (keyed SGL)"},
+	{"connect-late", "answer the admin Fabrics Connect --late-ms late (after the host's timeout)"},
 };
 
 struct Config {
@@ -135,11 +136,14 @@ struct Config {
 	std::size_t size_mib = 16;
 	unsigned ms = 0;	// metadata bytes per block (extended LBA)
 	unsigned pi = 0;	// protection information type (needs ms == 8)
+	long fault_qid = -1;	// only commands of this queue trigger it (-1: any)
+	unsigned late_ms = 10000;	// connect-late: how late the answer comes
 };
 
 Config cfg;
 long fault_seen = 0;
 long fault_fired = 0;
+int cur_qid = -1;	// the queue whose message is being handled
 
 bool fault_is(std::string_view name) { return cfg.fault == name; }
 
@@ -147,6 +151,8 @@ bool fault_is(std::string_view name) { return cfg.fault == name; }
 bool fault_fire(std::string_view name, const std::string &what)
 {
 	if (!fault_is(name))
+		return false;
+	if (cfg.fault_qid >= 0 && cur_qid != cfg.fault_qid)
 		return false;
 	if (fault_seen++ < cfg.fault_after)
 		return false;
@@ -218,6 +224,8 @@ struct Conn {
 	std::array<uint8_t, kCqeSize> last_cqe{};	// the latest completion sent
 	uint64_t last_cmd_ms = 0;		// when the latest command arrived
 	unsigned pending = 0;			// commands received, not yet completed
+	uint64_t late_due = 0;			// connect-late: when to answer, 0: none
+	unsigned late_slot = 0;			// connect-late: the Connect's slot
 
 	// layout of buf: depth receive buffers | depth + kSpares response
 	// buffers | depth data slots
@@ -622,6 +630,12 @@ void exec_connect(Conn *c, unsigned slot, const uint8_t *data)
 	if (qid == 0) {
 		if (fault_is("fabrics-connect-silent") && fault_fire("fabrics-connect-silent", "admin Connect not answered"))
 			return;
+		if (fault_is("connect-late") &&
+		    fault_fire("connect-late", "admin Connect to be answered " + std::to_string(cfg.late_ms) + " ms late")) {
+			c->late_due = now_ms() + cfg.late_ms;
+			c->late_slot = slot;
+			return;
+		}
 		if (fault_fire("fabrics-connect-error", "admin Connect answered with status 0x182 (invalid parameters)")) {
 			complete(c, slot, kScConnectInvalidParam | kScDnr);
 			return;
@@ -867,6 +881,7 @@ void on_recv(Conn *c, unsigned slot, uint32_t byte_len)
 		post_recv(c, slot);
 		return;
 	}
+	cur_qid = c->qid;
 	std::memcpy(c->sqe[slot].data(), c->recv_buf(slot), kSqeSize);
 	c->last_cmd_ms = now_ms();
 	if (c->qid)
@@ -1123,6 +1138,8 @@ void usage(int rc)
 		     "usage: rnvme-hostile-target [--addr A] [--port P] [--nqn NQN] [--size MiB]\n"
 		     "                            [--fault NAME] [--fault-count N|-1] [--fault-after K]\n"
 		     "                            [--ms BYTES [--pi TYPE]]   (namespace metadata)\n"
+		     "                            [--fault-qid Q]  (only queue Q's commands trigger the fault)\n"
+		     "                            [--late-ms MS]   (connect-late; default 10000)\n"
 		     "       rnvme-hostile-target --list-faults\n");
 	std::exit(rc);
 }
@@ -1156,6 +1173,10 @@ int main(int argc, char **argv)
 			cfg.ms = unsigned(std::strtoul(val().c_str(), nullptr, 0));
 		else if (a == "--pi")
 			cfg.pi = unsigned(std::strtoul(val().c_str(), nullptr, 0));
+		else if (a == "--fault-qid")
+			cfg.fault_qid = std::strtol(val().c_str(), nullptr, 0);
+		else if (a == "--late-ms")
+			cfg.late_ms = unsigned(std::strtoul(val().c_str(), nullptr, 0));
 
 		else if (a == "--list-faults") {
 			for (auto &f : kFaults)
@@ -1226,9 +1247,16 @@ int main(int argc, char **argv)
 			on_cm_event(ev);
 		for (Device *d : devs)
 			on_comp_event(d);
-		for (Conn *c : std::vector<Conn *>(conns.begin(), conns.end()))
+		for (Conn *c : std::vector<Conn *>(conns.begin(), conns.end())) {
 			if (!c->gone && !c->stale.empty())
 				send_stale(c);
+			if (!c->gone && c->late_due && now_ms() >= c->late_due) {
+				c->late_due = 0;
+				logf("qid %u: the late Connect answer goes out now", c->qid);
+				cur_qid = c->qid;
+				execute(c, c->late_slot, c->data_buf(c->late_slot));
+			}
+		}
 	}
 	logf("stopping: %zu connections, %ld faults fired", conns.size(), fault_fired);
 	for (Conn *c : std::vector<Conn *>(conns.begin(), conns.end())) {

@@ -175,7 +175,7 @@ connected_scenario() {
 	shift
 	fx_dmesg_mark "15-hostile:$name"
 	target_start "$name" "$@" || { not_ok "$name: target start"; return 1; }
-	if ! out=$(hconnect "reconnect_delay=1,ctrl_loss_tmo=30"); then
+	if ! out=$(hconnect "reconnect_delay=1,ctrl_loss_tmo=30${CONNECT_EXTRA:+,$CONNECT_EXTRA}"); then
 		not_ok "$name: connect" "$out" "$(tail -n 10 "$TGT_LOG")"
 		target_stop
 		return 1
@@ -205,6 +205,11 @@ scenario_recovers() {
 	# their own
 	if [ "${TRIGGER:-read}" = write ]; then
 		timeout 60 dd if=/dev/zero of="$dev" bs=8k count=16 oflag=direct 2>/dev/null
+	elif [ "${TRIGGER:-read}" = poll ]; then
+		# two polling jobs on the one poll queue: both reap its CQ
+		timeout 60 fio --name=p --filename="$dev" --direct=1 --ioengine=io_uring --hipri=1 \
+			--rw=randread --bs=4k --iodepth=4 --numjobs=2 --size=4M --runtime=4 \
+			--time_based --output-format=terse >/dev/null 2>&1
 	else
 		timeout 60 dd if="$dev" of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null
 	fi
@@ -332,6 +337,55 @@ TGT_EXPECT='work completion error' TGT_FORBID='hostile RDMA .* succeeded' \
 TGT_EXPECT='work completion error' TGT_FORBID='hostile RDMA .* succeeded' TRIGGER=write \
 	scenario_recovers write-poke --fault write-poke -- 'RECV failed|starting error recovery'
 
+# Debug kernels (CONFIG_FAULT_INJECTION_DEBUG_FS) hold a race window open
+# (drivers/rnvme/fault.c) so that the target's message lands in it every
+# time; elsewhere these scenarios run without the hold.
+FI=/sys/kernel/debug/rnvme
+fi_has() { is_rnvme && [ -d "$FI/$1" ]; }
+# fi_arm POINT MS: hold POINT once for MS ms; fi_disarm POINT
+fi_arm() {
+	echo 1 > "$FI/$1/times" && echo 100 > "$FI/$1/probability" &&
+		echo "$2" > "$FI/$1/delay_ms" && echo 0 > "$FI/$1/verbose"
+}
+fi_disarm() { echo 0 > "$FI/$1/probability"; }
+# fi_held NAME POINT: the window was held (else the scenario proved nothing)
+fi_held() {
+	local line
+	line=$(fx_dmesg_since_mark | grep -m1 "fault injection: holding $2")
+	if [ -n "$line" ]; then
+		ok "$1: the race window was held open: ${line#*] }"
+	else
+		not_ok "$1: the race window ($2) was held open" "$(fx_dmesg_since_mark | tail -n 10)"
+	fi
+}
+# Duplicates of one completion on a poll queue, reaped by two pollers: the
+# copy that comes second never completes the command again (an atomic mark,
+# and the request must still be the use the command id names).  Held: the
+# first poller waits 300 ms at the check while the other reaps the next copy.
+if want cqe-dup-poll; then
+	fi_has rsp_check && fi_arm rsp_check 300
+	CONNECT_EXTRA=nr_poll_queues=1 TRIGGER=poll scenario_recovers cqe-dup-poll \
+		--fault cqe-dup --fault-qid $(($(nproc) + 1)) -- 'duplicate response|genctr mismatch|stale response'
+	fi_has rsp_check && { fi_held cqe-dup-poll rsp_check; fi_disarm rsp_check; }
+fi
+# The admin Connect answered after the host timed it out.  The timeout
+# drains the queue before it completes the Connect, so the late answer
+# finds no connection; held: the timed-out Connect waits 4 s between its
+# completion and its end, and the answer comes 10 s after the Connect (the
+# suite's admin timeout is 8 s).
+if want connect-late; then
+	if fi_has timeout_complete; then
+		fi_arm timeout_complete 4000
+		REFUSE_BOUND=40 scenario_refused connect-late --fault connect-late --late-ms 10000 -- \
+			'command 0x[0-9a-f]+ \(opcode 0x7f.*timed out'
+		fi_held connect-late timeout_complete
+		fi_disarm timeout_complete
+	else
+		tap_skip "needs the race window held (rnvme on a kernel with CONFIG_FAULT_INJECTION_DEBUG_FS); fabrics-connect-silent covers the timeout" \
+			"connect-late: a Connect answered after its timeout"
+	fi
+fi
+
 # ---------------------------------------------------------------- faults that need no recovery
 # A completion before the host's Fabrics Connect: the host posts its receive
 # buffers only when it starts the queue (its tag set exists then), so the
@@ -340,8 +394,9 @@ TGT_EXPECT='work completion error' TGT_FORBID='hostile RDMA .* succeeded' TRIGGE
 # other I/O queues are still being connected, before the I/O tag set exists.
 scenario_works rsp-before-connect --fault rsp-before-connect -- \
 	'unknown command id|genctr mismatch|could not locate request|stale response'
+# (On the admin queue its id, beyond the tag set, is an asynchronous event's.)
 scenario_works rsp-before-connect-admin --fault rsp-before-connect-admin -- \
-	'unknown command id|genctr mismatch|could not locate request|stale response'
+	'asynchronous event completion .* before the queue is live'
 scenario_works accept-short-pd --fault accept-short-pd -- "target's accept: no NVMe/RDMA accept data|controller receive queue size 0"
 scenario_works accept-no-pd --fault accept-no-pd -- "target's accept: (no NVMe/RDMA accept data|controller receive queue size 0)"
 scenario_works accept-bad-pd --fault accept-bad-pd -- "target's accept: unknown accept record format"

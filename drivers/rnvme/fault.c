@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rnvme race windows held open on purpose, on kernels built with
+ * CONFIG_FAULT_INJECTION_DEBUG_FS only (the debug kernel of the test
+ * harness; Debian's kernels do not have it, and there the hooks in rnvme.h
+ * are empty).  Each point is a fault attribute of the kernel's fault
+ * injection framework under /sys/kernel/debug/rnvme/<point>/ (probability,
+ * times, ..., see Documentation/fault-injection/fault-injection.rst) plus
+ * delay_ms: when the attribute fires, the code at the point busy-waits that
+ * long, so that a hostile target's message lands inside the window every
+ * time instead of by luck.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/fault-inject.h>
+#include "rnvme.h"
+
+struct rnvme_fi {
+	const char		*name;
+	struct fault_attr	attr;
+	u32			delay_ms;
+};
+
+static struct rnvme_fi rnvme_fi[RNVME_FI_NR] = {
+	[RNVME_FI_TIMEOUT_COMPLETE] = {
+		.name = "timeout_complete",
+		.attr = FAULT_ATTR_INITIALIZER,
+	},
+	[RNVME_FI_RSP_CHECK] = {
+		.name = "rsp_check",
+		.attr = FAULT_ATTR_INITIALIZER,
+	},
+};
+
+static struct dentry *rnvme_fi_dir;
+
+/**
+ * rnvme_fi_hold - hold a race window open if its fault attribute fires
+ * @point: the window
+ *
+ * Any context (it busy-waits): the windows are in completion handlers.
+ */
+void rnvme_fi_hold(enum rnvme_fi_point point)
+{
+	struct rnvme_fi *fi = &rnvme_fi[point];
+
+	if (!should_fail(&fi->attr, 1))
+		return;
+	pr_info("fault injection: holding %s for %u ms\n", fi->name,
+		READ_ONCE(fi->delay_ms));
+	mdelay(READ_ONCE(fi->delay_ms));
+}
+
+void rnvme_fi_init(void)
+{
+	struct dentry *dir;
+	int i;
+
+	rnvme_fi_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	for (i = 0; i < RNVME_FI_NR; i++) {
+		/* off until a test sets a probability */
+		rnvme_fi[i].attr.probability = 0;
+		dir = fault_create_debugfs_attr(rnvme_fi[i].name, rnvme_fi_dir,
+						&rnvme_fi[i].attr);
+		if (IS_ERR(dir))
+			continue;
+		debugfs_create_u32("delay_ms", 0600, dir, &rnvme_fi[i].delay_ms);
+	}
+}
+
+void rnvme_fi_exit(void)
+{
+	debugfs_remove_recursive(rnvme_fi_dir);
+}
