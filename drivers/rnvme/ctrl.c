@@ -843,6 +843,17 @@ static void rnvme_ack_wd_work(struct work_struct *work)
 			continue;
 		if (v != RNVME_WD_SILENT)
 			continue;
+		/*
+		 * Silent is what the host has seen; completions waiting in
+		 * the CQ for their handler mean the fabric answered and the
+		 * host has not looked yet: judged again at the next check.
+		 */
+		if (rnvme_cq_unhandled(queue)) {
+			dev_info_ratelimited(ctrl->ctrl.device,
+					     "queue %d: no SEND completion handled for %u ms, but its CQ has completions waiting for their handler: not silent\n",
+					     i, ms);
+			continue;
+		}
 
 		dev_warn(ctrl->ctrl.device,
 			 "queue %d: no RDMA acknowledgement of %d SEND(s) for %u ms: path silent, recovering\n",

@@ -32,6 +32,10 @@ static struct rnvme_fi rnvme_fi[RNVME_FI_NR] = {
 		.name = "rsp_check",
 		.attr = FAULT_ATTR_INITIALIZER,
 	},
+	[RNVME_FI_CQ_STALL] = {
+		.name = "cq_stall",
+		.attr = FAULT_ATTR_INITIALIZER,
+	},
 };
 
 static struct dentry *rnvme_fi_dir;

@@ -8,6 +8,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/irq_poll.h>
 #include <linux/netdevice.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
@@ -704,6 +705,25 @@ bool rnvme_queue_port_active(struct rnvme_queue *queue)
 	up = ndev && netif_running(ndev) && netif_carrier_ok(ndev);
 	rcu_read_unlock();
 	return up;
+}
+
+/**
+ * rnvme_cq_unhandled - has the queue's CQ completions its handler has not run for?
+ * @queue: a live queue with interrupts
+ *
+ * A pool CQ's processing is scheduled (irq_poll) when the device reports a
+ * completion, and stays so until its handler has emptied the CQ: while it
+ * is, the device has answered and the host has not looked yet (its CPU is
+ * busy with other softirqs, another user of the CQ, a long irqs-off
+ * section).  Read by the ACK watchdog, which the teardown stops before the
+ * CQ goes.
+ */
+bool rnvme_cq_unhandled(struct rnvme_queue *queue)
+{
+	struct ib_cq *cq = READ_ONCE(queue->ib_cq);
+
+	return cq && cq->poll_ctx == IB_POLL_SOFTIRQ &&
+	       test_bit(IRQ_POLL_F_SCHED, &cq->iop.state);
 }
 
 static void __rnvme_stop_queue(struct rnvme_queue *queue)

@@ -510,6 +510,7 @@ void rnvme_free_queue(struct rnvme_queue *queue);
 int rnvme_start_queue(struct rnvme_ctrl *ctrl, int idx);
 void rnvme_stop_queue(struct rnvme_queue *queue);
 bool rnvme_queue_port_active(struct rnvme_queue *queue);
+bool rnvme_cq_unhandled(struct rnvme_queue *queue);
 int rnvme_create_queue_ib(struct rnvme_queue *queue);
 void rnvme_destroy_queue_ib(struct rnvme_queue *queue);
 int rnvme_alloc_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
@@ -544,8 +545,10 @@ void rnvme_drop_parked(struct rnvme_queue *queue);
 enum rnvme_fi_point {
 	/* a request completed by its timeout, before it ends */
 	RNVME_FI_TIMEOUT_COMPLETE,
-	/* an admin or poll queue's response, at its duplicate check */
+	/* a poll queue's response, at its duplicate check */
 	RNVME_FI_RSP_CHECK,
+	/* an I/O queue's SEND completion, before it is counted */
+	RNVME_FI_CQ_STALL,
 	RNVME_FI_NR,
 };
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS

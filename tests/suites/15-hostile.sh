@@ -386,6 +386,45 @@ if want connect-late; then
 	fi
 fi
 
+# Not the target's fault: the host's CQ handler held up (a CPU busy with
+# other softirqs, another user of the shared CQ) while the target answers at
+# once.  The ACK watchdog (1.5 s) must not call that path silent: the CQ has
+# completions its handler has not run for.  Held: three SEND completions'
+# handlers wait 2.5 s each, under verified I/O; the watchdog's own timer
+# can sit on the held CPU, so the scenario asks that it looked during at
+# least one hold (its "not silent" message).
+if want cq-stall; then
+	if fi_has cq_stall && connected_scenario cq-stall; then
+		echo 3 > "$FI/cq_stall/interval"
+		fi_arm cq_stall 2500 && echo 3 > "$FI/cq_stall/times"
+		fio_verify "$DEV" 120 cq-stall
+		fi_disarm cq_stall
+		echo 1 > "$FI/cq_stall/interval"
+		fi_held cq-stall cq_stall
+		holds=$(fx_dmesg_since_mark | grep -c 'holding cq_stall')
+		looked=$(fx_dmesg_since_mark | grep -c 'completions waiting for their handler: not silent')
+		silent=$(fx_dmesg_since_mark | grep -c 'path silent, recovering')
+		rec=$(cat "/sys/class/nvme/$CTRL/rnvme/error_recoveries")
+		if [ "$looked" -gt 0 ]; then
+			ok "cq-stall: the watchdog looked during a hold ($looked time(s) in $holds hold(s))"
+		else
+			not_ok "cq-stall: the watchdog looked during a hold" "$holds hold(s); its timer sat on the held CPU each time"
+		fi
+		if [ "$silent" = 0 ] && [ "$rec" = 0 ]; then
+			ok "cq-stall: no healthy path called silent (error recoveries: $rec)"
+		else
+			not_ok "cq-stall: no healthy path called silent" "'path silent' $silent time(s), error recoveries $rec" \
+				"$(fx_dmesg_since_mark | grep -m2 'path silent')"
+		fi
+		fx_host_disconnect_all
+		nothing_left cq-stall
+		target_stop
+	elif ! fi_has cq_stall; then
+		tap_skip "needs the CQ handler held (rnvme on a kernel with CONFIG_FAULT_INJECTION_DEBUG_FS)" \
+			"cq-stall: a held-up CQ handler is not a silent path"
+	fi
+fi
+
 # ---------------------------------------------------------------- faults that need no recovery
 # A completion before the host's Fabrics Connect: the host posts its receive
 # buffers only when it starts the queue (its tag set exists then), so the
