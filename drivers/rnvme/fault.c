@@ -21,6 +21,8 @@ struct rnvme_fi {
 	const char		*name;
 	struct fault_attr	attr;
 	u32			delay_ms;
+	/* one hold of a point at a time: the other CPUs go on */
+	atomic_t		holding;
 };
 
 static struct rnvme_fi rnvme_fi[RNVME_FI_NR] = {
@@ -45,16 +47,20 @@ static struct dentry *rnvme_fi_dir;
  * @point: the window
  *
  * Any context (it busy-waits): the windows are in completion handlers.
+ * While one CPU holds a point, the point does not fire on another.
  */
 void rnvme_fi_hold(enum rnvme_fi_point point)
 {
 	struct rnvme_fi *fi = &rnvme_fi[point];
 
-	if (!should_fail(&fi->attr, 1))
+	if (atomic_cmpxchg(&fi->holding, 0, 1))
 		return;
-	pr_info("fault injection: holding %s for %u ms\n", fi->name,
-		READ_ONCE(fi->delay_ms));
-	mdelay(READ_ONCE(fi->delay_ms));
+	if (should_fail(&fi->attr, 1)) {
+		pr_info("fault injection: holding %s for %u ms\n", fi->name,
+			READ_ONCE(fi->delay_ms));
+		mdelay(READ_ONCE(fi->delay_ms));
+	}
+	atomic_set(&fi->holding, 0);
 }
 
 void rnvme_fi_init(void)

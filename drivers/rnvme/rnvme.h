@@ -14,6 +14,8 @@
  *            timeouts
  *   mr.c     memory registration work requests: REG_MR template, LOCAL_INV
  *   logic.c  pure helpers with no hardware dependency (KUnit-testable)
+ *   fault.c  race windows held open by the debug kernel's scenarios (built
+ *            only with CONFIG_FAULT_INJECTION_DEBUG_FS)
  */
 #ifndef RNVME_H
 #define RNVME_H

@@ -251,6 +251,13 @@ if [ -n "$realcore" ] && [ -n "$realcm" ]; then
 	else
 		ok "no vendor-stack complaint for the in-tree stack"
 	fi
+	# no OFED tree (the usual case): nothing to search, nothing failed
+	if grep -q 'FAILED' <<<"$out"; then
+		not_ok "pre-flight without an OFED tree says FAILED only when something failed"
+		grep 'FAILED' <<<"$out" | diag
+	else
+		ok "pre-flight without an OFED tree prints no FAILED"
+	fi
 else
 	not_ok "ib_core/rdma_cm modules for $kver found (modinfo -k $kver)"
 fi

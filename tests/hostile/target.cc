@@ -138,6 +138,7 @@ struct Config {
 	unsigned pi = 0;	// protection information type (needs ms == 8)
 	long fault_qid = -1;	// only commands of this queue trigger it (-1: any)
 	unsigned late_ms = 10000;	// connect-late: how late the answer comes
+	unsigned dup_gap_ms = 0;	// cqe-dup: time between the copies
 };
 
 Config cfg;
@@ -822,8 +823,11 @@ void exec_io(Conn *c, unsigned slot, const uint8_t *data)
 		// the copies from spare buffers (the slot's own is in flight); a
 		// burst makes it likely that the host sees a copy while the
 		// command is still in flight, not only after it ended
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 3; i++) {
+			if (cfg.dup_gap_ms)
+				usleep(cfg.dup_gap_ms * 1000);
 			send_msg(c, c->spare(), cqe, kCqeSize);
+		}
 		return;
 	}
 	if (fault_fire("cqe-stale", where + ": once the queue is idle for 1 s, its last completion is sent again")) {
@@ -1140,6 +1144,7 @@ void usage(int rc)
 		     "                            [--ms BYTES [--pi TYPE]]   (namespace metadata)\n"
 		     "                            [--fault-qid Q]  (only queue Q's commands trigger the fault)\n"
 		     "                            [--late-ms MS]   (connect-late; default 10000)\n"
+		     "                            [--dup-gap-ms MS] (cqe-dup: between the copies)\n"
 		     "       rnvme-hostile-target --list-faults\n");
 	std::exit(rc);
 }
@@ -1175,6 +1180,8 @@ int main(int argc, char **argv)
 			cfg.pi = unsigned(std::strtoul(val().c_str(), nullptr, 0));
 		else if (a == "--fault-qid")
 			cfg.fault_qid = std::strtol(val().c_str(), nullptr, 0);
+		else if (a == "--dup-gap-ms")
+			cfg.dup_gap_ms = unsigned(std::strtoul(val().c_str(), nullptr, 0));
 		else if (a == "--late-ms")
 			cfg.late_ms = unsigned(std::strtoul(val().c_str(), nullptr, 0));
 

@@ -360,12 +360,14 @@ fi_held() {
 }
 # Duplicates of one completion on a poll queue, reaped by two pollers: the
 # copy that comes second never completes the command again (an atomic mark,
-# and the request must still be the use the command id names).  Held: the
-# first poller waits 300 ms at the check while the other reaps the next copy.
+# and the request must still be the use the command id names).  The copies
+# come 100 ms apart, so that each poller reaps its own; held: the first
+# poller waits 300 ms at the check while the other reaps the next copy.
 if want cqe-dup-poll; then
 	fi_has rsp_check && fi_arm rsp_check 300
 	CONNECT_EXTRA=nr_poll_queues=1 TRIGGER=poll scenario_recovers cqe-dup-poll \
-		--fault cqe-dup --fault-qid $(($(nproc) + 1)) -- 'duplicate response|genctr mismatch|stale response'
+		--fault cqe-dup --fault-qid $(($(nproc) + 1)) --dup-gap-ms 100 -- \
+		'duplicate response|genctr mismatch|stale response'
 	fi_has rsp_check && { fi_held cqe-dup-poll rsp_check; fi_disarm rsp_check; }
 fi
 # The admin Connect answered after the host timed it out.  The timeout
@@ -395,7 +397,8 @@ fi
 # least one hold (its "not silent" message).
 if want cq-stall; then
 	if fi_has cq_stall && connected_scenario cq-stall; then
-		echo 3 > "$FI/cq_stall/interval"
+		# every 40th SEND completion, one CPU at a time (fault.c)
+		echo 40 > "$FI/cq_stall/interval"
 		fi_arm cq_stall 2500 && echo 3 > "$FI/cq_stall/times"
 		fio_verify "$DEV" 120 cq-stall
 		fi_disarm cq_stall

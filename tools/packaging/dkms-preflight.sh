@@ -134,7 +134,9 @@ if [ "$(uname -r)" = "$kver" ] && [ -r /sys/module/ib_core/taint ] &&
 fi
 # MLNX_OFED ships the Module.symvers of its stack; compare its RDMA exports.
 symvers_diff=()
-if [ -f "$kdir/Module.symvers" ]; then
+# only where an OFED tree exists: find on a missing one fails, and the ERR
+# trap would print FAILED during a good install
+if [ -f "$kdir/Module.symvers" ] && [ -d "$ofed_root" ]; then
 	while IFS= read -r sv; do
 		[ -n "$sv" ] || continue
 		mapfile -t d < <(awk 'NR == FNR { if ($3 ~ /drivers\/infiniband/) k[$2] = $1; next }
