@@ -355,8 +355,14 @@ static void rnvme_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		rnvme_wr_error(cq, wc, "SEND");
 		return;
 	}
-	/* a debug kernel's scenario stalls the CQ's handler here (fault.c) */
-	if (IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) && queue->qid)
+	/*
+	 * a debug kernel's scenario stalls the CQ's handler here (fault.c),
+	 * on another CPU than the ACK watchdog's timer: the watchdog looks
+	 * while the handler is held
+	 */
+	if (IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) && queue->qid &&
+	    (queue->ctrl->ack_wd_work.timer.flags & TIMER_CPUMASK) !=
+	    raw_smp_processor_id())
 		rnvme_fi_hold(RNVME_FI_CQ_STALL);
 	rnvme_tele_wc_ok(queue);
 	rnvme_send_completed(queue, req->send_seq);

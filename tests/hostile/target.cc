@@ -119,10 +119,10 @@ constexpr FaultSpec kFaults[] = {
 	{"disc-bad-len", "discovery log: return fewer bytes than asked and a numrec beyond them"},
 	{"disc-numrec-huge", "discovery log: numrec 2^40 with one entry"},
 	{"disc-unterminated", "discovery log: entry strings with no NUL and no padding spaces"},
-	{"rsp-before-connect", "send a completion (cid 0xfffe) on I/O queue 1 as soon as it is established, before the host's Fabrics Connect"},
-	{"rsp-before-connect-admin", "send a completion (cid 0xfffe) on the admin queue as soon as it is established, before the host's Fabrics Connect"},
+	{"rsp-before-connect", "send a completion (cid 0xfffe) on the admin queue and on I/O queue 1 as soon as each is established, before the host's Fabrics Connect"},
 	{"read-peek", "RDMA READ the host's buffer of a read command before writing the data"},
 	{"write-poke", "RDMA WRITE a pattern into the host's buffer of a write command (keyed SGL)"},
+	{"junk-stream", "after a read's completion, 150 completions for a command id no command has, back to back"},
 	{"connect-late", "answer the admin Fabrics Connect --late-ms late (after the host's timeout)"},
 };
 
@@ -830,6 +830,16 @@ void exec_io(Conn *c, unsigned slot, const uint8_t *data)
 		}
 		return;
 	}
+	if (fault_fire("junk-stream", where + ": completed, then 150 completions for cid 0xfffe")) {
+		complete(c, slot, kScSuccess);
+		make_cqe(cqe, sqe, c, kScSuccess, 0);
+		put<uint16_t>(cqe, 12, uint16_t(0xfffe));
+		// the send queue holds depth * 3 + 4: 150 fit with the slots'
+		for (int i = 0; i < 150; i++)
+			if (!send_msg(c, c->spare(), cqe, kCqeSize))
+				break;
+		return;
+	}
 	if (fault_fire("cqe-stale", where + ": once the queue is idle for 1 s, its last completion is sent again")) {
 		auto &st = c->stale.emplace_back();
 		st.first = now_ms() + 1000;
@@ -1085,8 +1095,9 @@ void on_cm_event(rdma_cm_event *ev)
 			c->gone = true;
 			rdma_disconnect(id);
 		}
-		if (c && !c->gone && (c->qid == 1 ? fault_is("rsp-before-connect") : c->qid == 0 && fault_is("rsp-before-connect-admin")) &&
-		    fault_fire(cfg.fault, "qid " + std::to_string(c->qid) + ": a completion (cid 0xfffe) sent before any command")) {
+		if (c && !c->gone && c->qid <= 1 &&
+		    fault_fire("rsp-before-connect", "qid " + std::to_string(c->qid) +
+						     ": a completion (cid 0xfffe) sent before any command")) {
 			// an id no command has: cid 0 would be taken as the answer
 			// to the admin queue's Connect (its first command, tag 0,
 			// generation 0), which the host cannot tell from a real one
