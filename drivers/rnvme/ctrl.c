@@ -267,8 +267,11 @@ static void rnvme_destroy_admin_queue(struct rnvme_ctrl *ctrl, bool remove)
 			      sizeof(struct nvme_command), DMA_TO_DEVICE);
 		ctrl->async_event_sqe.data = NULL;
 	}
-	if (!ctrl->cm_deferred)
+	if (!ctrl->cm_deferred) {
 		rnvme_free_queue(&ctrl->queues[0]);
+		/* its device reference went with the queue */
+		ctrl->device = NULL;
+	}
 }
 
 static int rnvme_configure_admin_queue(struct rnvme_ctrl *ctrl, bool new)
@@ -341,6 +344,7 @@ out_free_async_qe:
 	}
 out_free_queue:
 	rnvme_free_queue(&ctrl->queues[0]);
+	ctrl->device = NULL;
 	return ret;
 }
 
@@ -473,6 +477,7 @@ static int rnvme_release_deferred_queues(struct rnvme_ctrl *ctrl)
 	ctrl->cm_deferred = false;
 	rnvme_free_io_queues(ctrl);
 	rnvme_free_queue(&ctrl->queues[0]);
+	ctrl->device = NULL;
 	return 0;
 }
 

@@ -403,7 +403,7 @@ struct rnvme_cause {
  * @async_event_sqe: preallocated SQE for Asynchronous Event Requests
  * @list:           link in the module's controller list; empty until the
  *                  controller is fully created
- * @device:         RDMA device of the admin queue
+ * @device:         RDMA device of the admin queue (NULL while it has none)
  * @ibdev:          its verbs device, compared (never dereferenced) on
  *                  device removal
  * @max_fr_pages:   pages one fast-registration MR maps
