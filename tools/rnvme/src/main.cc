@@ -29,9 +29,12 @@ int main(int argc, char** argv) {
   std::string format = "text";
   bool dry_run = false;
   int verbose = 0;
-  app.add_option("-o,--output-format", format, "text or json")
-      ->check(CLI::IsMember({"text", "json"}))
+  bool json_flag = false;
+  // nvme-cli's spellings too: "normal" is its text, --json the switch some commands had alone
+  app.add_option("-o,--output-format", format, "text (nvme-cli: normal) or json")
+      ->check(CLI::IsMember({"text", "normal", "json"}))
       ->capture_default_str();
+  app.add_flag("--json", json_flag, "the same as -o json");
   app.add_flag("--dry-run", dry_run, "print what would be written; change nothing");
   app.add_flag("-v,--verbose", verbose, "print the option string and checks (repeatable)");
 
@@ -49,7 +52,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : exit_code(ErrorCode::kUsage);
   }
 
-  Printer printer(format == "json" ? Format::kJson : Format::kText, std::cout, std::cerr);
+  Printer printer(format == "json" || json_flag ? Format::kJson : Format::kText, std::cout, std::cerr);
   const char* root = std::getenv("RNVME_ROOT");
   RealFileSystem fs(root ? root : "");
   RealFabricsDevice fabrics;

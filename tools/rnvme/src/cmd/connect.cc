@@ -3,6 +3,7 @@
 namespace rnvme {
 
 Status run_connect(Context& ctx, const ConnectOptions& opts) {
+  for (const auto& n : opts.ignored) ctx.out.note(n);
   auto r = connect_controller(ctx, opts);
   if (!r) return r.error();
   ctx.out.print(*r);

@@ -90,9 +90,9 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
     tmpl.traddr = e->opts.traddr;
     tmpl.trsvcid = e->opts.trsvcid;
     tmpl.nqn = e->opts.nqn;
-    discovery.push_back({e->source, tmpl});
+    discovery.push_back({e->source, tmpl, {}});
   } else if (!args.opts.traddr.empty()) {
-    ConfigEntry e{"command line", args.opts};
+    ConfigEntry e{"command line", args.opts, {}};
     if (e.opts.nqn.empty()) e.opts.nqn = std::string(kDiscoveryNqn);
     discovery.push_back(std::move(e));
   } else {
@@ -106,12 +106,18 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
       if (!entries) return entries.error();
       for (auto& e : *entries) (e.opts.is_discovery() ? discovery : direct).push_back(std::move(e));
     }
-    if (discovery.empty() && direct.empty())
-      return make_error(ErrorCode::kUsage, "nothing to connect",
-                        fmt::format("no --traddr given and neither {} nor {} lists a controller",
-                                    args.discovery_conf, args.config_json),
-                        "pass --traddr of a discovery controller, or add a line such as "
-                        "'--transport=rdma --traddr=10.0.0.1 --trsvcid=4420' to discovery.conf");
+    // An empty configuration (nvme-cli's comment-only discovery.conf) is not an error: the boot
+    // unit runs on every host that has the files.
+    if (discovery.empty() && direct.empty()) {
+      ConnectAllOutcome none;
+      none.note = fmt::format(
+          "nothing configured: no --traddr given and neither {} nor {} lists a controller "
+          "(add a line such as '--transport=rdma --traddr=10.0.0.1 --trsvcid=4420' to "
+          "discovery.conf)",
+          args.discovery_conf, args.config_json);
+      ctx.out.print(none);
+      return Ok{};
+    }
     // Command-line host identity and tunables apply where the file leaves them unset.
     auto merge = [&](ConnectOptions& o) {
       if (o.hostnqn.empty()) o.hostnqn = args.opts.hostnqn;
@@ -136,15 +142,22 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
     lock.emplace(std::move(*l));
   }
   ConnectAllOutcome out;
-  for (const auto& d : discovery) connect_from_discovery(ctx, d, out);
-  for (const auto& e : direct) {
-    if (!is_rdma_transport_name(e.opts.transport)) {
-      out.items.push_back({e.source, e.opts.nqn, e.opts.traddr, e.opts.trsvcid, "skipped", "", "",
-                           fmt::format("transport {} is not rdma", e.opts.transport), ""});
-      continue;
-    }
-    connect_one(ctx, e.source, e.opts, out);
-  }
+  // Lines and ports for another transport, or that rnvme cannot honour, are skipped with why;
+  // options that do not apply to RDMA are named once per line.
+  auto usable = [&](const ConfigEntry& e) {
+    for (const auto& n : e.opts.ignored) ctx.out.note(fmt::format("{}: {}", e.source, n));
+    std::string why = e.skip;
+    if (why.empty() && !is_rdma_transport_name(e.opts.transport))
+      why = fmt::format("transport {} is not rdma", e.opts.transport);
+    if (why.empty()) return true;
+    out.items.push_back({e.source, e.opts.nqn, e.opts.traddr, e.opts.trsvcid, "skipped", "", "",
+                         why, ""});
+    return false;
+  };
+  for (const auto& d : discovery)
+    if (usable(d)) connect_from_discovery(ctx, d, out);
+  for (const auto& e : direct)
+    if (usable(e)) connect_one(ctx, e.source, e.opts, out);
   ctx.out.print(out);
   size_t failed = 0;
   for (const auto& i : out.items) failed += i.status == "failed";

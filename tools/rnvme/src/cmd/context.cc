@@ -203,15 +203,27 @@ Status delete_controller(Context& ctx, const std::string& name) {
   return Ok{};
 }
 
-Status delete_controllers(Context& ctx, const std::vector<std::string>& names) {
+Status delete_controllers(Context& ctx, const std::vector<std::string>& names,
+                          std::vector<std::pair<std::string, std::string>> skipped) {
   DisconnectOutcome out;
   out.dry_run = ctx.dry_run;
+  out.skipped = std::move(skipped);
+  std::optional<Error> first;
+  // one failure does not keep the others connected; the output says what went and what did not
   for (const auto& n : names) {
-    if (auto st = delete_controller(ctx, n); !st) return st;
-    out.devices.push_back(n);
+    if (auto st = delete_controller(ctx, n); !st) {
+      out.failed.emplace_back(n, st.error().message);
+      if (!first) first = st.error();
+    } else {
+      out.devices.push_back(n);
+    }
   }
   ctx.out.print(out);
-  return Ok{};
+  if (!first) return Ok{};
+  // the first failure's kind (and exit status), with the count
+  first->message = fmt::format("{} of {} controllers could not be deleted; {}", out.failed.size(),
+                               names.size(), first->message);
+  return *first;
 }
 
 }  // namespace rnvme

@@ -54,7 +54,9 @@ EnvironmentFacts gather_environment(Context& ctx, const ConnectOptions& opts);
 Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts);
 
 Status delete_controller(Context& ctx, const std::string& name);
-// Deletes each (stopping at the first failure) and prints what was deleted.
-Status delete_controllers(Context& ctx, const std::vector<std::string>& names);
+// Deletes every controller in `names`, going on past failures; prints what was deleted, what
+// failed and `skipped` (device, why); an error when any delete failed.
+Status delete_controllers(Context& ctx, const std::vector<std::string>& names,
+                          std::vector<std::pair<std::string, std::string>> skipped = {});
 
 }  // namespace rnvme

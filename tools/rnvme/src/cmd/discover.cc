@@ -7,6 +7,7 @@ namespace rnvme {
 
 Status run_discover(Context& ctx, DiscoverArgs args) {
   if (args.opts.nqn.empty()) args.opts.nqn = std::string(kDiscoveryNqn);
+  for (const auto& n : args.opts.ignored) ctx.out.note(n);
   std::string device = args.device;
   bool ours = false;  // connected here, so removed again unless --persistent
   if (device.empty()) {

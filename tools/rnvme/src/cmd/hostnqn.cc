@@ -46,9 +46,13 @@ Status run_hostnqn(Context& ctx, const HostnqnArgs& args) {
     hc.hostid = uuid;
     hc.hostnqn_source = std::string(kHostnqnPath);
     hc.hostid_source = std::string(kHostidPath);
+    // The pair is replaced together (and /etc/nvme made if missing): a failure leaves the old
+    // pair, never a new hostnqn beside an old hostid.
     if (!ctx.dry_run) {
-      if (auto st = ctx.fs.write(std::string(kHostnqnPath), hc.hostnqn + "\n"); !st) return st;
-      if (auto st = ctx.fs.write(std::string(kHostidPath), hc.hostid + "\n"); !st) return st;
+      if (auto st = ctx.fs.replace_files({{std::string(kHostnqnPath), hc.hostnqn + "\n"},
+                                          {std::string(kHostidPath), hc.hostid + "\n"}});
+          !st)
+        return st;
     }
     ctx.out.print(hc);
     return Ok{};

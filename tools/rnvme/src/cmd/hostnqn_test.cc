@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include "cmd/commands.h"
 #include "testing/test_env.h"
 
@@ -16,6 +18,20 @@ TEST(Hostnqn, GenerateWritesAConsistentPair) {
   EXPECT_TRUE(is_valid_uuid(id));
   EXPECT_EQ(uuid_from_hostnqn(nqn), id);
   EXPECT_TRUE(check_host_identity({nqn, id}).ok());
+}
+
+// The pair is replaced as one: when the second file cannot be written the first keeps its old
+// content (no new hostnqn beside an old hostid).
+TEST(Hostnqn, GenerateFailureLeavesTheOldPair) {
+  TestEnv env;
+  // a hostnqn without a UUID: generate makes a new one
+  env.fs.add("/etc/nvme/hostnqn", "nqn.2014-08.org.example:host1\n");
+  const std::string old_nqn = *env.fs.read("/etc/nvme/hostnqn");
+  env.fs.write_errors["/etc/nvme/hostid"] = ENOSPC;
+  auto st = run_hostnqn(env.ctx, {"generate", true});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(*env.fs.read("/etc/nvme/hostnqn"), old_nqn);
+  EXPECT_TRUE(env.fs.writes.empty());
 }
 
 TEST(Hostnqn, GenerateRefusesToOverwrite) {

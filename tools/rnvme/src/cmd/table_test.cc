@@ -52,6 +52,37 @@ TEST(CommandTable, ConnectShortAndLongOptionsReachTheOptionString) {
                                "duplicate_connect\n");
 }
 
+// nvme-cli's letters and spellings mean what they mean there: -F and --fast_io_fail_tmo are the
+// fast-io-fail timeout, -f is --host-iface (TCP only: ignored, and said so), -g/-G the digests.
+TEST(CommandTable, NvmeCliOptionLettersAndSpellings) {
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"connect", "-a", "192.168.50.10", "-n", kSubnqn, "-F", "5", "-f", "eth1", "-g", "-G"},
+           {"connect", "-a", "192.168.50.10", "-n", kSubnqn, "--fast_io_fail_tmo=5", "--host-iface",
+            "eth1", "--hdr-digest", "--data-digest"}}) {
+    TestEnv env;
+    add_host_identity(env.fs);
+    env.ctx.dry_run = true;
+    ASSERT_TRUE(run_cli(env, args).ok());
+    EXPECT_NE(env.out.str().find(",fast_io_fail_tmo=5"), std::string::npos) << env.out.str();
+    EXPECT_EQ(env.out.str().find("eth1"), std::string::npos);
+    EXPECT_NE(env.err.str().find("--host-iface does not apply to rdma"), std::string::npos);
+    EXPECT_NE(env.err.str().find("--hdr-digest does not apply to rdma"), std::string::npos);
+    EXPECT_NE(env.err.str().find("--data-digest does not apply to rdma"), std::string::npos);
+  }
+}
+
+// A secret rnvme cannot honour is refused, never dropped.
+TEST(CommandTable, DhchapSecretRefused) {
+  TestEnv env;
+  add_host_identity(env.fs);
+  env.ctx.dry_run = true;
+  EXPECT_THROW(run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "-S", "DHHC-1:00:abcd:"}),
+               CLI::ValidationError);
+  EXPECT_THROW(run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "--dhchap-ctrl-secret",
+                             "DHHC-1:00:abcd:"}),
+               CLI::ValidationError);
+}
+
 TEST(CommandTable, NonNumericValueIsAParseError) {
   TestEnv env;
   EXPECT_THROW(run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "--queue-size", "lots"}),

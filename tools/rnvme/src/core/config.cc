@@ -63,7 +63,7 @@ Status parse_argument_line(std::string_view line, ConnectOptions& opts) {
     if (!spec)
       return make_error(ErrorCode::kConfig, fmt::format("unknown option '{}'", w),
                         "see rnvme(8) for the accepted options");
-    if (spec->kind != OptionKind::kFlag && !has_value) {
+    if (!spec->is_flag() && !has_value) {
       if (i + 1 >= words.size())
         return make_error(ErrorCode::kConfig, fmt::format("option '{}' needs a value", w));
       value = words[++i];
@@ -92,9 +92,8 @@ Result<std::vector<ConfigEntry>> parse_discovery_conf(std::string_view text, std
     e.source = fmt::format("{}:{}", name, lineno);
     e.opts.nqn = std::string(kDiscoveryNqn);
     if (auto st = parse_argument_line(line, e.opts); !st) {
-      Error err = st.error();
-      err.message = fmt::format("{}: {}", e.source, err.message);
-      return err;
+      const Error& err = st.error();
+      e.skip = err.cause.empty() ? err.message : err.message + " (" + err.cause + ")";
     }
     out.push_back(std::move(e));
   }
@@ -137,8 +136,14 @@ Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::s
         e.opts.hostnqn = hostnqn;
         e.opts.hostid = hostid;
         for (const auto& [key, val] : port.items()) {
+          if ((key == "dhchap_key" || key == "dhchap_ctrl_key") && val.is_string() &&
+              !val.get<std::string>().empty()) {
+            e.skip = fmt::format("'{}': in-band authentication is not supported by rnvme yet "
+                                 "(connect it with nvme-cli)", key);
+            continue;
+          }
           const OptionSpec* spec = find_option(key);
-          if (!spec) continue;  // nvme-cli keys rnvme has no use for (host_iface, dhchap_key, ...)
+          if (!spec) continue;  // nvme-cli keys rnvme has no use for (persistent, discovery, ...)
           std::string v;
           if (val.is_string())
             v = val.get<std::string>();
@@ -148,12 +153,9 @@ Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::s
             v = std::to_string(val.get<long long>());
           else
             return fail(fmt::format("{}: '{}' has an unsupported type", e.source, key));
-          if (auto st = set_option(e.opts, *spec, v); !st) {
-            Error err = st.error();
-            err.code = ErrorCode::kConfig;
-            err.message = fmt::format("{}: {}", e.source, err.message);
-            return err;
-          }
+          // a bad value costs this port, not the file
+          if (auto st = set_option(e.opts, *spec, v); !st && e.skip.empty())
+            e.skip = st.error().message;
         }
         out.push_back(std::move(e));
       }

@@ -17,12 +17,15 @@ inline constexpr std::string_view kConfigJsonPath = "/etc/nvme/config.json";
 struct ConfigEntry {
   std::string source;      // "discovery.conf:3", "config.json host 0 subsystem 1 port 0"
   ConnectOptions opts;
+  std::string skip;        // non-empty: not to be connected, and why
 };
 
 // Parses an argument line such as "-t rdma -a 10.0.0.1 -s 4420 --hostnqn=nqn..." into `opts`.
 Status parse_argument_line(std::string_view line, ConnectOptions& opts);
 
-// Lines: blank and '#' lines skipped. A bad line is an error naming its number.
+// Lines: blank and '#' lines skipped. A line rnvme cannot use (an unknown option, a bad value, a
+// secret it cannot honour) comes back with `skip` saying why: the file is nvme-cli's too, and one
+// line must not stop the others.
 Result<std::vector<ConfigEntry>> parse_discovery_conf(std::string_view text, std::string_view name);
 
 // The instance of rnvme-connect@.service, "TRADDR_TRSVCID" (udev's NVME_TRADDR and
@@ -30,7 +33,9 @@ Result<std::vector<ConfigEntry>> parse_discovery_conf(std::string_view text, std
 Result<ConfigEntry> parse_event_instance(std::string_view instance);
 
 // The top level is nvme-cli's array of hosts (an object with "hosts" is accepted too). Ports of a
-// transport other than rdma are returned as well; callers decide what to skip.
+// transport other than rdma are returned as well; callers decide what to skip.  A port with an
+// in-band authentication key comes back with `skip` set: rnvme cannot authenticate yet, and must
+// not connect without the authentication the key asks for.
 Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::string_view name);
 
 }  // namespace rnvme

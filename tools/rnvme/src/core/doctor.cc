@@ -282,13 +282,16 @@ void check_target(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
   }
   const std::string via = r.gateway.empty() ? "on link" : "via " + r.gateway;
   if (r.oif == "lo") {
-    out.push_back(bad(Severity::kFail, "target.route", subj,
+    // A warning, not a failure: a target on this host works (Soft-RoCE loops it back), it is
+    // just not a fabric path.
+    out.push_back(bad(Severity::kWarn, "target.route", subj,
                       fmt::format("{} is routed through lo (a local address)", t.traddr),
-                      "RDMA devices are bound to Ethernet netdevs: traffic on lo reaches none (Soft-RoCE "
-                      "on one host needs policy routing out of the veth pair)",
-                      "use the target's address on the fabric, or route it out of the RDMA netdev: ip "
-                      "rule add pref 10 iif lo to <traddr> lookup 100; ip route add <traddr> dev "
-                      "<rdma netdev> table 100"));
+                      "a target on this host: Soft-RoCE carries it internally (connect and I/O "
+                      "work), but no RDMA NIC and no wire are on this path, so it tests nothing of "
+                      "the fabric",
+                      "for a fabric path use the target's address on the fabric, or route it out "
+                      "of the RDMA netdev: ip rule add pref 10 iif lo to <traddr> lookup 100; ip "
+                      "route add <traddr> dev <rdma netdev> table 100"));
   } else {
     out.push_back(ok("target.route", subj,
                      fmt::format("{} {} dev {} src {}{}", t.traddr, via, r.oif, r.src.empty() ? "?" : r.src,

@@ -64,20 +64,36 @@ const std::vector<OptionSpec>& option_table() {
        nullptr},
       {"ctrl-loss-tmo", 'l', K::kInt, "seconds before giving up on a lost controller (-1: never)",
        nullptr, f_ctrl_loss, nullptr},
-      {"fast-io-fail-tmo", 'f', K::kInt, "seconds before failing I/O while reconnecting (-1: off)",
-       nullptr, f_fast_io, nullptr},
+      {"fast-io-fail-tmo", 'F', K::kInt, "seconds before failing I/O while reconnecting (-1: off)",
+       nullptr, f_fast_io, nullptr, "fast_io_fail_tmo"},
       {"keep-alive-tmo", 'k', K::kInt, "keep-alive timeout in seconds", nullptr, f_kato, nullptr},
       {"tos", 'T', K::kInt, "type of service, 0..255", nullptr, f_tos, nullptr},
       {"duplicate-connect", 'D', K::kFlag, "allow a second connection to the same target", nullptr,
        nullptr, f_dup},
       {"disable-sqflow", 'd', K::kFlag, "disable SQ flow control", nullptr, nullptr, f_sqflow},
+      // nvme-cli's options for other transports: accepted, reported as ignored
+      {"host-iface", 'f', K::kNotRdma,
+       "nvme-cli: network interface for TCP; RDMA picks its port by --host-traddr", nullptr,
+       nullptr, nullptr},
+      {"hdr-digest", 'g', K::kNotRdmaFlag, "nvme-cli: TCP header digest", nullptr, nullptr, nullptr},
+      {"data-digest", 'G', K::kNotRdmaFlag, "nvme-cli: TCP data digest", nullptr, nullptr, nullptr},
+      {"tls", 0, K::kNotRdmaFlag, "nvme-cli: TLS for TCP", nullptr, nullptr, nullptr},
+      {"concat", 0, K::kNotRdmaFlag, "nvme-cli: secure channel concatenation (TCP)", nullptr,
+       nullptr, nullptr},
+      {"keyring", 0, K::kNotRdma, "nvme-cli: keyring of TLS keys (TCP)", nullptr, nullptr, nullptr},
+      {"tls-key", 0, K::kNotRdma, "nvme-cli: TLS key (TCP)", nullptr, nullptr, nullptr},
+      // in-band authentication: not implemented yet, so never dropped silently
+      {"dhchap-secret", 'S', K::kRefused, "in-band authentication host key: not supported yet",
+       nullptr, nullptr, nullptr},
+      {"dhchap-ctrl-secret", 'C', K::kRefused,
+       "in-band authentication controller key: not supported yet", nullptr, nullptr, nullptr},
   };
   return table;
 }
 
 const OptionSpec* find_option(std::string_view name) {
   for (const auto& spec : option_table()) {
-    if (spec.long_name == name) return &spec;
+    if (spec.long_name == name || (!spec.alias.empty() && spec.alias == name)) return &spec;
     if (name.size() == 1 && spec.short_name == name[0]) return &spec;
   }
   // nvme-cli spells these with an underscore in config.json; accept both on input.
@@ -110,6 +126,22 @@ Status set_option(ConnectOptions& opts, const OptionSpec& spec, std::string_view
         return bad(spec.long_name, value, "expected true or false");
       }
       return Ok{};
+    case K::kNotRdma:
+    case K::kNotRdmaFlag:
+      // config.json writes unset ones as false or ""
+      if (value == "false" || value == "0" || (spec.kind == K::kNotRdma && value.empty()))
+        return Ok{};
+      opts.ignored.push_back(fmt::format("--{} does not apply to rdma ({}): ignored", spec.long_name,
+                                         spec.help.substr(spec.help.find(':') + 2)));
+      return Ok{};
+    case K::kRefused:
+      return make_error(ErrorCode::kUsage,
+                        fmt::format("--{}: in-band authentication is not supported by rnvme yet",
+                                    spec.long_name),
+                        "rnvme would connect without authenticating, which the secret was given "
+                        "to prevent",
+                        "connect this target with nvme-cli (nvme connect --dhchap-secret=...), "
+                        "or drop the secret if the target does not require one");
   }
   return Ok{};
 }

@@ -34,13 +34,18 @@ struct ConnectOptions {
   std::optional<int> tos;
   bool duplicate_connect = false;
   bool disable_sqflow = false;
+  // nvme-cli options given that do not apply to RDMA, each with why it was ignored
+  std::vector<std::string> ignored;
 
   bool is_discovery() const { return nqn == kDiscoveryNqn; }
 };
 
 // One row per option the tool accepts, shared by the command line and discovery.conf so both
 // grammars stay identical (nvme-cli's long names and short letters).
-enum class OptionKind { kString, kInt, kFlag };
+// kNotRdma / kNotRdmaFlag: nvme-cli options (with and without a value) that do not apply to an
+// RDMA connect; accepted so that nvme-cli's lines and scripts work, and reported as ignored.
+// kRefused: options whose meaning rnvme cannot honour yet; a line that has one is not connected.
+enum class OptionKind { kString, kInt, kFlag, kNotRdma, kNotRdmaFlag, kRefused };
 struct OptionSpec {
   std::string_view long_name;   // without "--"
   char short_name;              // 0: none
@@ -49,6 +54,9 @@ struct OptionSpec {
   std::string* (*str)(ConnectOptions&);
   std::optional<int>* (*num)(ConnectOptions&);
   bool* (*flag)(ConnectOptions&);
+  std::string_view alias = {};  // another long name (nvme-cli's spelling), if any
+
+  bool is_flag() const { return kind == OptionKind::kFlag || kind == OptionKind::kNotRdmaFlag; }
 };
 const std::vector<OptionSpec>& option_table();
 const OptionSpec* find_option(std::string_view long_or_short);

@@ -182,7 +182,13 @@ TEST(Options, FindOptionByShortLongAndUnderscore) {
   EXPECT_EQ(find_option("Q")->long_name, "queue-size");
   EXPECT_EQ(find_option("host_traddr")->long_name, "host-traddr");
   EXPECT_EQ(find_option("ctrl_loss_tmo")->long_name, "ctrl-loss-tmo");
-  EXPECT_EQ(find_option("hdr-digest"), nullptr);
+  // nvme-cli's letters and spellings
+  EXPECT_EQ(find_option("F")->long_name, "fast-io-fail-tmo");
+  EXPECT_EQ(find_option("fast_io_fail_tmo")->long_name, "fast-io-fail-tmo");
+  EXPECT_EQ(find_option("f")->long_name, "host-iface");
+  EXPECT_EQ(find_option("hdr-digest")->kind, OptionKind::kNotRdmaFlag);
+  EXPECT_EQ(find_option("S")->kind, OptionKind::kRefused);
+  EXPECT_EQ(find_option("frobnicate"), nullptr);
 }
 
 TEST(Options, FlagValues) {

@@ -163,7 +163,13 @@ json to_json(const ConnectOutcome& c) {
 }
 
 json to_json(const DisconnectOutcome& d) {
-  return {{"devices", d.devices}, {"dry_run", d.dry_run}};
+  auto pairs = [](const std::vector<std::pair<std::string, std::string>>& v) {
+    json a = json::array();
+    for (const auto& [dev, why] : v) a.push_back({{"device", dev}, {"detail", why}});
+    return a;
+  };
+  return {{"devices", d.devices}, {"failed", pairs(d.failed)}, {"skipped", pairs(d.skipped)},
+          {"dry_run", d.dry_run}};
 }
 
 json to_json(const ConnectAllOutcome& c) {
@@ -178,7 +184,7 @@ json to_json(const ConnectAllOutcome& c) {
                      {"options", str_or_null(i.options)},
                      {"detail", str_or_null(i.detail)},
                      {"failure_class", str_or_null(i.failure_class)}});
-  return {{"results", std::move(items)}};
+  return {{"results", std::move(items)}, {"note", str_or_null(c.note)}};
 }
 
 json to_json(const Error& e) {
@@ -326,11 +332,15 @@ void Printer::print(const DisconnectOutcome& d) {
   if (format_ == Format::kJson) return json(to_json(d));
   for (const auto& dev : d.devices)
     fmt::print(out_, "{} {}\n", d.dry_run ? "would disconnect" : "disconnected", dev);
-  if (d.devices.empty()) fmt::print(out_, "no matching controllers\n");
+  for (const auto& [dev, why] : d.failed) fmt::print(out_, "failed {}: {}\n", dev, why);
+  for (const auto& [dev, why] : d.skipped) fmt::print(out_, "skipped {}: {}\n", dev, why);
+  if (d.devices.empty() && d.failed.empty() && d.skipped.empty())
+    fmt::print(out_, "no matching controllers\n");
 }
 
 void Printer::print(const ConnectAllOutcome& c) {
   if (format_ == Format::kJson) return json(to_json(c));
+  if (!c.note.empty()) fmt::print(out_, "{}\n", c.note);
   for (const auto& i : c.items) {
     fmt::print(out_, "{:<17} {} {}:{}", i.status, i.nqn, i.traddr, i.trsvcid);
     if (!i.device.empty()) fmt::print(out_, " -> {}", i.device);

@@ -37,8 +37,10 @@ struct ConnectOutcome {
 };
 
 struct DisconnectOutcome {
-  std::vector<std::string> devices;
+  std::vector<std::string> devices;                          // deleted (or would be)
   bool dry_run = false;
+  std::vector<std::pair<std::string, std::string>> failed = {};   // device, why its delete failed
+  std::vector<std::pair<std::string, std::string>> skipped = {};  // device, why it was left alone
 };
 
 struct ConnectAllItem {
@@ -52,6 +54,7 @@ struct ConnectAllItem {
 };
 struct ConnectAllOutcome {
   std::vector<ConnectAllItem> items;
+  std::string note;  // why there is nothing to do, when there is not
 };
 
 // `rnvme stats`: the telemetry of each controller (with its RDMA port's counters).

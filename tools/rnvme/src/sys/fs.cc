@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -28,7 +29,63 @@ struct DirCloser {
   void operator()(DIR* d) const { closedir(d); }
 };
 
+// mkdir -p of `dir` (absolute, already below the root), 0755.
+Status make_dirs(const std::string& dir) {
+  for (size_t pos = 1; pos != std::string::npos;) {
+    pos = dir.find('/', pos + 1);
+    const std::string part = dir.substr(0, pos);
+    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return io_error("create directory", part, errno);
+  }
+  return Ok{};
+}
+
+// Writes `data` to a new file `tmp` and flushes it to disk.
+Status write_new(const std::string& tmp, std::string_view data) {
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!fd.valid()) return io_error("create", tmp, errno);
+  for (size_t off = 0; off < data.size();) {
+    ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error("write", tmp, errno);
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) return io_error("flush", tmp, errno);
+  return Ok{};
+}
+
 }  // namespace
+
+Status RealFileSystem::replace_files(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> tmps;
+  auto drop_tmps = [&] {
+    for (const auto& t : tmps) ::unlink(t.c_str());
+  };
+  for (const auto& [path, data] : files) {
+    const std::string p = root_ + path;
+    if (auto st = make_dirs(p.substr(0, p.rfind('/'))); !st) {
+      drop_tmps();
+      return st;
+    }
+    tmps.push_back(fmt::format("{}.rnvme-new.{}", p, ::getpid()));
+    ::unlink(tmps.back().c_str());  // left by a run that died here
+    if (auto st = write_new(tmps.back(), data); !st) {
+      drop_tmps();
+      return st;
+    }
+  }
+  for (size_t i = 0; i < files.size(); i++) {
+    const std::string p = root_ + files[i].first;
+    if (::rename(tmps[i].c_str(), p.c_str()) != 0) {
+      Error e = io_error("replace", p, errno);
+      if (i) e.cause = "the files before it were replaced already";
+      for (size_t j = i; j < tmps.size(); j++) ::unlink(tmps[j].c_str());
+      return e;
+    }
+  }
+  return Ok{};
+}
 
 Result<std::string> RealFileSystem::read(const std::string& path) const {
   const std::string p = root_ + path;
@@ -88,6 +145,17 @@ Status FakeFileSystem::write(const std::string& path, std::string_view data) {
     return io_error("write", path, it->second);
   writes.emplace_back(path, std::string(data));
   files_[path] = std::string(data);
+  return Ok{};
+}
+
+Status FakeFileSystem::replace_files(const std::vector<std::pair<std::string, std::string>>& files) {
+  for (const auto& [path, data] : files)
+    if (auto it = write_errors.find(path); it != write_errors.end())
+      return io_error("create", path + ".rnvme-new", it->second);
+  for (const auto& [path, data] : files) {
+    writes.emplace_back(path, data);
+    files_[path] = data;
+  }
   return Ok{};
 }
 

@@ -20,6 +20,10 @@ class FileSystem {
   // Entry names of a directory, sorted; symlinks are followed.
   virtual Result<std::vector<std::string>> list(const std::string& dir) const = 0;
   virtual bool exists(const std::string& path) const = 0;
+  // Replaces regular files as one step: their directories are created if missing, every new
+  // content is written beside its file first, and only when all are written are they renamed over
+  // the old ones (a failure before that changes nothing; readers never see a part of a file).
+  virtual Status replace_files(const std::vector<std::pair<std::string, std::string>>& files) = 0;
 };
 
 // The real file system, optionally below `root` (RNVME_ROOT, for testing against a copied tree).
@@ -30,6 +34,7 @@ class RealFileSystem final : public FileSystem {
   Status write(const std::string& path, std::string_view data) override;
   Result<std::vector<std::string>> list(const std::string& dir) const override;
   bool exists(const std::string& path) const override;
+  Status replace_files(const std::vector<std::pair<std::string, std::string>>& files) override;
 
  private:
   std::string root_;
@@ -48,6 +53,9 @@ class FakeFileSystem final : public FileSystem {
   Status write(const std::string& path, std::string_view data) override;
   Result<std::vector<std::string>> list(const std::string& dir) const override;
   bool exists(const std::string& path) const override;
+  // All files or none: a path in write_errors fails the whole call (each success is recorded in
+  // `writes` like a write).
+  Status replace_files(const std::vector<std::pair<std::string, std::string>>& files) override;
 
   // Every write, in order, as "path <- data".
   std::vector<std::pair<std::string, std::string>> writes;

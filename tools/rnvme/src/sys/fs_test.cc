@@ -52,5 +52,24 @@ TEST(RealFs, ReadWriteListBelowRoot) {
   std::filesystem::remove_all(root);
 }
 
+// `rnvme hostnqn generate` on a host without /etc/nvme: the directory is made, both files
+// replaced, no temporary left; a file that cannot be staged changes neither.
+TEST(RealFs, ReplaceFilesMakesTheDirectoryAndIsAllOrNothing) {
+  char tmpl[] = "/tmp/rnvme-fs-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  RealFileSystem fs(root);
+  ASSERT_TRUE(fs.replace_files({{"/etc/nvme/hostnqn", "a\n"}, {"/etc/nvme/hostid", "b\n"}}).ok());
+  EXPECT_EQ(*fs.read("/etc/nvme/hostnqn"), "a\n");
+  EXPECT_EQ(*fs.read("/etc/nvme/hostid"), "b\n");
+  EXPECT_EQ(*fs.list("/etc/nvme"), (std::vector<std::string>{"hostid", "hostnqn"}));
+  // the second file's directory cannot be made (a file is in the way): nothing changes
+  ASSERT_TRUE(fs.write("/etc/blocker", "x").ok());
+  EXPECT_FALSE(fs.replace_files({{"/etc/nvme/hostnqn", "c\n"}, {"/etc/blocker/hostid", "d\n"}}).ok());
+  EXPECT_EQ(*fs.read("/etc/nvme/hostnqn"), "a\n");
+  EXPECT_EQ(*fs.list("/etc/nvme"), (std::vector<std::string>{"hostid", "hostnqn"}));
+  std::filesystem::remove_all(root);
+}
+
 }  // namespace
 }  // namespace rnvme

@@ -1,7 +1,7 @@
 #!/bin/bash
 # rnvme-tool 03-connect-all: connect-all from an nvme-cli config.json, from a discovery.conf
 # (through the discovery log), and from a discovery controller on the command line;
-# disconnect-all.
+# disconnect-all; nvme-cli's stock comment-only discovery.conf and one shared with its TCP lines.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 tool_begin
@@ -53,7 +53,38 @@ rn disconnect-all
 check "no controller left" wait_for 30 fx_no_fabrics_ctrls
 
 rn connect-all --config "$cfg/none.json" --discovery-conf "$cfg/none.conf"
-expect_rc "connect-all with nothing configured is a usage error (exit 2)" 2
+expect_rc "connect-all with nothing configured exits 0 (the boot unit on a host without targets)" 0
+# nvme-cli's package installs a discovery.conf of comments only
+printf '# Used for extracting default controller discovery parameters\n#\n# Example:\n# --transport=<trtype> --traddr=<traddr> --trsvcid=<trsvcid> --host-traddr=<host-traddr> --host-iface=<host-iface>\n' > "$cfg/stock.conf"
+rn connect-all --config "$cfg/none.json" --discovery-conf "$cfg/stock.conf"
+expect_rc "connect-all with nvme-cli's comment-only discovery.conf exits 0" 0
+if grep -q 'nothing configured' "$R_OUT"; then ok "it says nothing is configured"; else not_ok "it says nothing is configured" "$(show_run)"; fi
+
+# A discovery.conf shared with nvme-cli: a TCP line, an RDMA line with nvme-cli's TCP options,
+# a line with an option nobody knows.  The RDMA subsystems are connected, the rest skipped with why.
+{
+	echo "--transport=tcp --traddr=$TGT_IP4 --trsvcid=8009"
+	echo "--transport=$TRANSPORT --traddr=$TGT_IP4 --trsvcid=$TGT_PORT --host-iface=veth0 --hdr-digest"
+	echo "--transport=$TRANSPORT --traddr=$TGT_IP4 --trsvcid=$TGT_PORT --frobnicate=1"
+} > "$cfg/shared.conf"
+rn -o json connect-all --config "$cfg/none.json" --discovery-conf "$cfg/shared.conf"
+expect_rc "connect-all with a discovery.conf shared with nvme-cli exits 0" 0
+expect_json "the TCP line and the unknown option's line are skipped, both RDMA subsystems connected" \
+	"([.results[] | select(.status == \"connected\") | .nqn] | sort == ([\"$TEST_NQN\", \"$TEST_NQN2\"] | sort)) and ([.results[] | select(.status == \"skipped\") | .source] | index(\"$cfg/shared.conf:1\") != null) and ([.results[] | select(.status == \"skipped\") | .source] | index(\"$cfg/shared.conf:3\") != null)"
+if grep -q 'shared.conf:2: --host-iface does not apply to rdma' "$R_ERR"; then ok "the ignored --host-iface is named once"; else not_ok "the ignored --host-iface is named" "$(show_run)"; fi
+n=$(fabrics_ctrls | wc -l)
+if [ "$n" = 2 ]; then ok "two controllers: nothing attempted over TCP"; else not_ok "two controllers" "have: $(fabrics_ctrls | tr '\n' ' ')"; fi
+rn -o json connect-all --config "$cfg/none.json" --discovery-conf "$cfg/shared.conf"
+expect_rc "a second run exits 0" 0
+n=$(fabrics_ctrls | wc -l)
+if [ "$n" = 2 ]; then ok "a second run creates nothing"; else not_ok "a second run creates nothing" "have: $(fabrics_ctrls | tr '\n' ' ')"; fi
+rn -o normal list
+expect_rc "nvme-cli's '-o normal' is text output" 0
+rn list --json
+expect_rc "list --json exits 0" 0
+expect_json "--json is -o json on every command" '.version == 1'
+rn disconnect-all
+check "no controller left" wait_for 30 fx_no_fabrics_ctrls
 rm -rf "$cfg"
 
 suite_end

@@ -120,6 +120,16 @@ else
 	tap_skip "ip neigh ... nud failed refused" "unreachable target (neighbour FAILED)"
 fi
 
+# A target on this host (the loopback make demo uses): connect and I/O work, so a warning with
+# why, never a failure.
+doctor --traddr 127.0.0.1
+if [ "$R_RC" != 2 ] && jq -e '[.checks[] | select(.id == "target.route" and .severity == "warn" and (.seen | test("routed through lo")))] | length == 1' "$R_OUT" >/dev/null 2>&1; then
+	ok "a local target (127.0.0.1): target.route warns, doctor exits $R_RC (not 2)"
+else
+	not_ok "a local target warns, not fails" "$(show_run)" \
+		"$(jq -r '.checks[] | select(.severity != "ok") | "\(.severity) \(.id) \(.subject): \(.seen)"' "$R_OUT" 2>/dev/null)"
+fi
+
 doctor --traddr "$TGT_IP4" --tos 96
 expect_fault "tos 96 on veth0 (DCB absent: no PFC priority)" 1 lossless.tos warn
 
