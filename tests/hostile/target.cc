@@ -119,6 +119,7 @@ constexpr FaultSpec kFaults[] = {
 	{"disc-bad-len", "discovery log: return fewer bytes than asked and a numrec beyond them"},
 	{"disc-numrec-huge", "discovery log: numrec 2^40 with one entry"},
 	{"disc-unterminated", "discovery log: entry strings with no NUL and no padding spaces"},
+	{"disc-changes", "discovery log of 5 entries (6 KiB) that changes (genctr 7 -> 8, new NQNs) between the host's 4 KiB chunks"},
 	{"rsp-before-connect", "send a completion (cid 0xfffe) on the admin queue and on I/O queue 1 as soon as each is established, before the host's Fabrics Connect"},
 	{"read-peek", "RDMA READ the host's buffer of a read command before writing the data"},
 	{"write-poke", "RDMA WRITE a pattern into the host's buffer of a write command (keyed SGL)"},
@@ -482,13 +483,37 @@ void identify_ns(uint8_t *id)
 	}
 }
 
+unsigned disc_version;	// disc-changes: the log's version (genctr 7 + it)
+
 void discovery_log(Conn *c, unsigned slot, uint64_t offset, uint32_t len)
 {
-	// header + one entry: the hostile subsystem on this address
-	std::vector<uint8_t> page(2048, 0);
-	uint64_t numrec = 1;
-	put<uint64_t>(page.data(), 0, 7);	// genctr
+	// header + one entry: the hostile subsystem on this address (disc-changes:
+	// five entries, the log changing while the host reads it in chunks)
+	const bool changes = fault_is("disc-changes");
+	if (changes && offset > 0 &&
+	    fault_fire("disc-changes", "the log changes (genctr " + std::to_string(7 + disc_version) + " -> " +
+					   std::to_string(8 + disc_version) + ") before the read at offset " +
+					   std::to_string(offset)))
+		disc_version++;
+	const unsigned nent = changes ? 5 : 1;
+	std::vector<uint8_t> page(1024 * (1 + nent), 0);
+	uint64_t numrec = nent;
+	put<uint64_t>(page.data(), 0, 7 + disc_version);	// genctr
 	put<uint16_t>(page.data(), 16, 0);	// recfmt
+	for (unsigned i = 1; i < nent; i++) {
+		uint8_t *x = page.data() + 1024 * (1 + i);
+		x[0] = 1;
+		x[1] = 1;
+		x[2] = 2;
+		put<uint16_t>(x, 4, uint16_t(1 + i));
+		put<uint16_t>(x, 6, 0xffff);
+		put<uint16_t>(x, 8, kMqes + 1);
+		put_str(x, 32, 32, cfg.port, ' ');
+		put_str(x, 256, 256, cfg.nqn + ":e" + std::to_string(i) + ":v" + std::to_string(disc_version), '\0');
+		put_str(x, 512, 256, cfg.addr, ' ');
+		x[768] = 1;
+		x[770] = 1;
+	}
 	uint8_t *e = page.data() + 1024;
 	e[0] = 1;	// TRTYPE rdma
 	e[1] = 1;	// ADRFAM ipv4

@@ -16,7 +16,9 @@ extern "C" {
 namespace rnvme {
 namespace {
 
-// The log may change between reads (genctr moves); nvme-cli retries the same way.
+// The log may change between reads (genctr moves); nvme-cli retries the same way.  libnvme reads
+// a long log in 4 KiB commands, and only the first carries the header: a log that changed between
+// them shows only in a header read after the whole log.
 constexpr int kMaxAttempts = 3;
 
 Status get_log(int fd, uint32_t offset, std::vector<uint8_t>& buf, const std::string& dev) {
@@ -52,7 +54,10 @@ Result<std::vector<uint8_t>> LibnvmeDiscoveryLogSource::read(const std::string& 
     std::vector<uint8_t> all(kDiscoveryHeaderSize + h->numrec * kDiscoveryEntrySize);
     if (auto st = get_log(fd.get(), 0, all, device); !st) return st.error();
     auto again = decode_discovery_header(all);
-    if (again && again->genctr == h->genctr && again->numrec == h->numrec) return all;
+    if (!again || again->genctr != h->genctr || again->numrec != h->numrec) continue;
+    if (auto st = get_log(fd.get(), 0, hdr, device); !st) return st.error();
+    auto after = decode_discovery_header(hdr);
+    if (after && after->genctr == h->genctr) return all;
   }
   return make_error(ErrorCode::kFailure,
                     fmt::format("discovery log of {} kept changing while it was read", device),

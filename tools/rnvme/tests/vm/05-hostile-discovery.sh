@@ -2,7 +2,8 @@
 # rnvme-tool 05-hostile-discovery: `rnvme discover` against a discovery controller that lies in
 # its log page (tests/hostile: rnvme-hostile-target). A numrec beyond what the page holds, a
 # page shorter than its numrec, and strings with neither NUL nor padding each end in a clear
-# error or a bounded answer, never a crash or a hang; the discovery controller is removed
+# error or a bounded answer, never a crash or a hang; a log that changes between the chunks of
+# one read is read again, never accepted mixed; the discovery controller is removed
 # every time. nvme-cli's answer to the same pages is printed for comparison.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -82,6 +83,23 @@ lying_page() {
 lying_page disc-numrec-huge "numrec 2^40" "claims"
 lying_page disc-bad-len "numrec 3 in a page holding 1 record" "record [0-9]+ of 3 has no"
 lying_page disc-unterminated "strings without NUL or padding" -
+
+# A log that changes between the 4 KiB chunks of one read (once): the entries must all come from
+# one version of the log (the header is read again after the whole log), never a mix.
+"$HT" --addr "$TGT_IP4" --port "$HPORT" --nqn "$HNQN" --fault disc-changes --fault-count 1 > "$log" 2>&1 &
+tpid=$!
+wait_for 20 grep -q '^listening' "$log" || bail "the hostile target did not start: $(cat "$log")"
+disc
+expect_rc "a log that changed mid-read: discover exits 0" 0
+check "the log changed between the chunks (disc-changes fired)" grep -q "fault disc-changes fired" "$log"
+versions=$(jq -r '[.entries[].subnqn | capture(":v(?<v>[0-9]+)$") | .v] | unique | join(",")' "$R_OUT" 2>/dev/null)
+if [ "$(jq '.entries | length' "$R_OUT" 2>/dev/null)" = 5 ] && [ -n "$versions" ] && [ "${versions#*,}" = "$versions" ]; then
+	ok "all 5 entries come from one version of the log (v$versions)"
+else
+	not_ok "all entries from one version of the log" "versions: ${versions:-none}" "$(show_run)"
+fi
+check "the discovery controller was removed (changing log)" wait_for 30 fx_no_fabrics_ctrls
+stop_target
 
 rm -f "$log"
 suite_end
