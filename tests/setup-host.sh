@@ -40,8 +40,8 @@ PKGS=(
 	# tool suite 08-stats: a real Prometheus text parser for rnvme stats --prometheus
 	python3-prometheus-client
 	# tool suite 07-causes: systemd-analyze verify on the boot units (a minbase
-	# root has no systemd)
-	systemd
+	# root has no systemd); tool suite 03: systemd-udevd runs the udev rule
+	systemd udev
 	# module build
 	build-essential pahole
 	# debug kernel build (tests/debug-kernel/build.sh)

@@ -41,7 +41,8 @@ struct ConnectAllArgs {
   ConnectOptions opts;    // discovery controller and template for every connection
   std::string discovery_conf = "/etc/nvme/discovery.conf";
   std::string config_json = "/etc/nvme/config.json";
-  std::string event;      // rnvme-connect@.service's instance, TRADDR_TRSVCID
+  std::string event;      // a discovery controller as TRADDR_TRSVCID
+  std::string device;     // a persistent discovery controller whose log changed (nvmeN)
   std::string lock_file = "/run/rnvme/connect-all.lock";  // empty: no lock
   int lock_wait_s = 300;
 };

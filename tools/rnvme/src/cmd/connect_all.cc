@@ -4,6 +4,7 @@
 #include "core/config.h"
 #include "core/discovery.h"
 #include "sys/lock.h"
+#include "sys/sysfs.h"
 
 #include <optional>
 
@@ -32,6 +33,9 @@ void connect_one(Context& ctx, const std::string& source, const ConnectOptions& 
   out.items.push_back(std::move(item));
 }
 
+void connect_log_entries(Context& ctx, const ConfigEntry& disc, const std::vector<uint8_t>& bytes,
+                         ConnectAllItem head, ConnectAllOutcome& out);
+
 // Reads one discovery controller's log and connects every RDMA NVM subsystem in it.
 void connect_from_discovery(Context& ctx, const ConfigEntry& disc, ConnectAllOutcome& out) {
   ConnectAllItem head{disc.source, disc.opts.nqn, disc.opts.traddr,
@@ -56,8 +60,20 @@ void connect_from_discovery(Context& ctx, const ConfigEntry& disc, ConnectAllOut
   // Only needed for the log page, unless it was there before (a persistent one is left alone).
   if (!c->already_connected) (void)delete_controller(ctx, c->device);
   if (!bytes) return fail(bytes.error());
-  auto log = decode_discovery_log(*bytes);
-  if (!log) return fail(log.error());
+  connect_log_entries(ctx, disc, *bytes, head, out);
+}
+
+// Connects every RDMA NVM subsystem entry of a discovery log page; `disc` supplies the host
+// identity, host address and tunables of each connection.
+void connect_log_entries(Context& ctx, const ConfigEntry& disc, const std::vector<uint8_t>& bytes,
+                         ConnectAllItem head, ConnectAllOutcome& out) {
+  auto log = decode_discovery_log(bytes);
+  if (!log) {
+    head.status = "failed";
+    head.detail = log.error().message;
+    out.items.push_back(head);
+    return;
+  }
   for (const auto& e : log->entries) {
     ConnectOptions o = disc.opts;  // host identity and tunables carry over from the discovery line
     o.traddr = e.traddr;
@@ -77,12 +93,52 @@ void connect_from_discovery(Context& ctx, const ConfigEntry& disc, ConnectAllOut
   }
 }
 
+// A persistent discovery controller that announced a change of its log (udev: NVME_AEN 0x70f002
+// on nvmeN, rnvme-connect@nvmeN.service): the log is read from that controller, never from a new
+// one, and each connection takes its transport, host address and host identity.
+Status connect_from_device(Context& ctx, const ConnectAllArgs& args, ConnectAllOutcome& out) {
+  std::string dev = args.device;
+  if (dev.rfind("/dev/", 0) == 0) dev = dev.substr(5);
+  const NvmeController* c = nullptr;
+  const Topology topo = scan_topology(ctx.fs);
+  for (const auto& s : topo.subsystems)
+    for (const auto& k : s.controllers)
+      if (k.name == dev) c = &k;
+  if (!c)
+    return make_error(ErrorCode::kNotFound, fmt::format("no controller {}", dev), {},
+                      "'rnvme list' shows the controllers");
+  if (c->subsysnqn != kDiscoveryNqn)
+    return make_error(ErrorCode::kUsage, fmt::format("{} is not a discovery controller", dev),
+                      fmt::format("its subsystem is {}", c->subsysnqn),
+                      "pass the nvmeN of a persistent discovery controller");
+  ConfigEntry disc{fmt::format("discovery controller {}", dev), args.opts, {}};
+  disc.opts.transport = c->transport;
+  disc.opts.traddr = c->traddr;
+  disc.opts.trsvcid = c->trsvcid;
+  disc.opts.nqn = std::string(kDiscoveryNqn);
+  if (!c->host_traddr.empty()) disc.opts.host_traddr = c->host_traddr;
+  if (!c->hostnqn.empty()) disc.opts.hostnqn = c->hostnqn;
+  if (!c->hostid.empty()) disc.opts.hostid = c->hostid;
+  ConnectAllItem head{disc.source, disc.opts.nqn, c->traddr, c->trsvcid, "", dev, "", "", ""};
+  if (ctx.dry_run) {
+    head.status = "would_discover";
+    out.items.push_back(head);
+    return Ok{};
+  }
+  auto bytes = ctx.dlog.read(dev);
+  if (!bytes) return bytes.error();
+  connect_log_entries(ctx, disc, *bytes, head, out);
+  return Ok{};
+}
+
 }  // namespace
 
 Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
   std::vector<ConfigEntry> discovery;  // discovery controllers to ask
   std::vector<ConfigEntry> direct;     // subsystems to connect as configured
-  if (!args.event.empty()) {
+  if (!args.device.empty()) {
+    // the controller itself says where to connect (connect_from_device())
+  } else if (!args.event.empty()) {
     auto e = parse_event_instance(args.event);
     if (!e) return e.error();
     ConnectOptions tmpl = args.opts;  // host identity and tunables from the command line
@@ -142,6 +198,8 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
     lock.emplace(std::move(*l));
   }
   ConnectAllOutcome out;
+  if (!args.device.empty())
+    if (auto st = connect_from_device(ctx, args, out); !st) return st;
   // Lines and ports for another transport, or that rnvme cannot honour, are skipped with why;
   // options that do not apply to RDMA are named once per line.
   auto usable = [&](const ConfigEntry& e) {
@@ -178,6 +236,9 @@ Action setup_connect_all(CLI::App& sub) {
   sub.add_option("--event", args->event,
                  "TRADDR_TRSVCID of a discovery controller whose log changed (udev, "
                  "rnvme-connect@.service)");
+  sub.add_option("--device", args->device,
+                 "a persistent discovery controller (nvmeN) whose log changed: read the log there "
+                 "(udev, rnvme-connect@.service)");
   sub.add_option("--lock-file", args->lock_file,
                  "serializes connect-all runs (udev, boot unit, admin); '' for none")
       ->capture_default_str();

@@ -118,6 +118,30 @@ TEST_F(ConnectAllTest, ConfigJsonDhchapKeyNotDropped) {
   EXPECT_TRUE(env.err.str().empty()) << env.err.str();  // unset digests are not reported
 }
 
+// The udev path: the persistent discovery controller that announced a log change is read where
+// it is (no second discovery controller), and its host address carries over to the connections.
+TEST_F(ConnectAllTest, FromThePersistentDiscoveryControllerThatChanged) {
+  env.json();
+  add_controller(env.fs, "nvme4", "nvme-subsys4", std::string(kDiscoveryNqn), "rdma", "192.168.50.10",
+                 "4420");
+  env.fs.add("/sys/class/nvme/nvme4/address",
+             "traddr=192.168.50.10,trsvcid=4420,host_traddr=192.168.50.1\n");
+  env.dlog.pages["nvme4"] = env.dlog.pages["nvme0"];
+  next = 5;
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.device = "nvme4";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "connected", "skipped", "skipped"}));
+  ASSERT_EQ(env.fabrics.written.size(), 2u);  // the two subsystems, no discovery controller
+  EXPECT_NE(env.fabrics.written[0].find("host_traddr=192.168.50.1"), std::string::npos)
+      << env.fabrics.written[0];
+  EXPECT_TRUE(env.fs.writes.empty());  // nvme4 is not deleted
+  args.device = "nvme0";               // not a discovery controller
+  add_sample_controllers(env.fs);
+  EXPECT_EQ(run_connect_all(env.ctx, args).error().code, ErrorCode::kUsage);
+}
+
 TEST_F(ConnectAllTest, FromConfigJsonDirectAndFailuresCounted) {
   env.json();
   env.fs.add("/etc/nvme/config.json", R"([{"subsystems": [

@@ -85,6 +85,56 @@ expect_rc "list --json exits 0" 0
 expect_json "--json is -o json on every command" '.version == 1'
 rn disconnect-all
 check "no controller left" wait_for 30 fx_no_fabrics_ctrls
+
+# The udev path, fired by a real discovery log change: a persistent discovery controller, the
+# shipped rule in a udevd of this guest (its RUN the unit's command: systemd is not PID 1 here),
+# and nvmet adding a subsystem to the port.
+rules=$REPO/tools/rnvme/units/71-rnvme-autoconnect.rules
+udevd=/lib/systemd/systemd-udevd
+if [ -x "$udevd" ] && command -v udevadm >/dev/null; then
+	rm -f "$NVMET_CFS/ports/1/subsystems/$TEST_NQN2"
+	before=$(fabrics_ctrls)
+	rn -o json discover --persistent --transport "$TRANSPORT" --traddr "$TGT_IP4" --trsvcid "$TGT_PORT" --host-traddr "$HOST_IP4"
+	expect_rc "a persistent discovery controller" 0
+	dc=$(comm -13 <(echo "$before") <(fabrics_ctrls) | head -n 1)
+	printf '#!/bin/sh\nexec %s connect-all --device "$1" >> /run/rnvme-udev.log 2>&1\n' "$RNVME_BIN" > /run/rnvme-connect.sh
+	chmod +x /run/rnvme-connect.sh
+	mkdir -p /run/udev/rules.d
+	sed 's|/bin/systemctl --no-block start rnvme-connect@$kernel.service|/run/rnvme-connect.sh $kernel|' "$rules" \
+		> /run/udev/rules.d/71-rnvme-autoconnect.rules
+	if grep -q 'rnvme-connect.sh $kernel' /run/udev/rules.d/71-rnvme-autoconnect.rules && [ -n "$dc" ] &&
+		"$udevd" --daemon 2>/dev/null; then
+		sleep 1
+		fx_target_up --nqn "$TEST_NQN2" --port 1 || not_ok "nvmet adds $TEST_NQN2 to the port"
+		t=$(now_ns)
+		has_nqn2() { [ -n "$(ctrls_for_nqn "$TEST_NQN2")" ]; }
+		if wait_for 60 has_nqn2; then
+			ok "the discovery log change on $dc reached the rule, which connected $TEST_NQN2 in $(secs_since "$t") s"
+		else
+			not_ok "the rule connected $TEST_NQN2 after the log change on $dc" "$(cat /run/rnvme-udev.log 2>/dev/null)" \
+				"$(dmesg | tail -n 5)"
+		fi
+		c2=$(ctrls_for_nqn "$TEST_NQN2" | head -n 1)
+		if [ -n "$c2" ] && grep -q "host_traddr=$HOST_IP4" "/sys/class/nvme/$c2/address"; then
+			ok "it kept the discovery controller's host_traddr ($HOST_IP4)"
+		else
+			not_ok "the connection kept host_traddr" "$(cat "/sys/class/nvme/$c2/address" 2>/dev/null)"
+		fi
+		if [ "$(fabrics_ctrls | wc -l)" -le 3 ] && [ -e "/sys/class/nvme/$dc" ]; then
+			ok "no second discovery controller; $dc stays"
+		else
+			not_ok "no second discovery controller" "$(fabrics_ctrls | tr '\n' ' ')"
+		fi
+		udevadm control --exit 2>/dev/null
+	else
+		not_ok "udevd with the rule in the guest" "dc '$dc'" "$(cat /run/udev/rules.d/71-rnvme-autoconnect.rules)"
+	fi
+	rm -f /run/udev/rules.d/71-rnvme-autoconnect.rules /run/rnvme-connect.sh
+	rn disconnect-all
+	check "no controller left (udev path)" wait_for 30 fx_no_fabrics_ctrls
+else
+	tap_skip "no systemd-udevd/udevadm on this root (package udev)" "the udev path connects a subsystem added to a discovery log"
+fi
 rm -rf "$cfg"
 
 suite_end
