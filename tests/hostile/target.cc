@@ -500,33 +500,23 @@ void discovery_log(Conn *c, unsigned slot, uint64_t offset, uint32_t len)
 	uint64_t numrec = nent;
 	put<uint64_t>(page.data(), 0, 7 + disc_version);	// genctr
 	put<uint16_t>(page.data(), 16, 0);	// recfmt
-	for (unsigned i = 1; i < nent; i++) {
+	// entry 0 is the hostile subsystem; disc-changes' others carry the version
+	for (unsigned i = 0; i < nent; i++) {
 		uint8_t *x = page.data() + 1024 * (1 + i);
-		x[0] = 1;
-		x[1] = 1;
-		x[2] = 2;
+		x[0] = 1;	// TRTYPE rdma
+		x[1] = 1;	// ADRFAM ipv4
+		x[2] = 2;	// SUBTYPE nvme subsystem
 		put<uint16_t>(x, 4, uint16_t(1 + i));
 		put<uint16_t>(x, 6, 0xffff);
 		put<uint16_t>(x, 8, kMqes + 1);
 		put_str(x, 32, 32, cfg.port, ' ');
-		put_str(x, 256, 256, cfg.nqn + ":e" + std::to_string(i) + ":v" + std::to_string(disc_version), '\0');
+		put_str(x, 256, 256,
+			i ? cfg.nqn + ":e" + std::to_string(i) + ":v" + std::to_string(disc_version) : cfg.nqn, '\0');
 		put_str(x, 512, 256, cfg.addr, ' ');
-		x[768] = 1;
-		x[770] = 1;
+		x[768] = 1;	// QPTYPE connected
+		x[770] = 1;	// CMS rdma_cm
 	}
 	uint8_t *e = page.data() + 1024;
-	e[0] = 1;	// TRTYPE rdma
-	e[1] = 1;	// ADRFAM ipv4
-	e[2] = 2;	// SUBTYPE nvme subsystem
-	e[3] = 0;
-	put<uint16_t>(e, 4, 1);
-	put<uint16_t>(e, 6, 0xffff);
-	put<uint16_t>(e, 8, kMqes + 1);
-	put_str(e, 32, 32, cfg.port, ' ');
-	put_str(e, 256, 256, cfg.nqn, '\0');
-	put_str(e, 512, 256, cfg.addr, ' ');
-	e[768] = 1;	// QPTYPE connected
-	e[770] = 1;	// CMS rdma_cm
 	uint32_t give = len;
 	if (fault_fire("disc-bad-len", "discovery log of " + std::to_string(len) + " bytes asked: numrec 3, " +
 		       std::to_string(std::min<uint32_t>(len, 1500)) + " bytes sent")) {
