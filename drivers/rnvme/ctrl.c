@@ -104,6 +104,52 @@ void rnvme_note_connect_status(struct rnvme_ctrl *ctrl, int qid, u16 status,
 	rnvme_note(ctrl, &c);
 }
 
+/**
+ * rnvme_note_setup_response - a response on a queue that is not live yet
+ * @queue: the queue
+ * @rq:    the request it answers
+ * @cqe:   the response
+ *
+ * Before a queue is live it carries its Fabrics Connect and then, when the
+ * target asks for it, the authentication transaction.  Completion handler
+ * context (softirq, or a poller).
+ */
+void rnvme_note_setup_response(struct rnvme_queue *queue, struct request *rq,
+			       const struct nvme_completion *cqe)
+{
+	struct nvme_command *cmd = nvme_req(rq)->cmd;
+	u16 status = le16_to_cpu(cqe->status) >> 1;
+	u32 result = le32_to_cpu(cqe->result.u32);
+	struct rnvme_cause c = {
+		.stage = "authentication", .cause = "auth-command-refused",
+		.qid = queue->qid, .rej_sts = -1,
+		.nvme_status = status, .nvme_result = result,
+	};
+
+	if (cmd->common.opcode != nvme_fabrics_command)
+		return;
+	switch (cmd->fabrics.fctype) {
+	case nvme_fabrics_type_connect:
+		if (status)
+			rnvme_note_connect_status(queue->ctrl, queue->qid,
+						  status, result);
+		else if (result & (NVME_CONNECT_AUTHREQ_ATR |
+				   NVME_CONNECT_AUTHREQ_ASCR))
+			set_bit(RNVME_Q_AUTH, &queue->flags);
+		break;
+	case nvme_fabrics_type_auth_send:
+		if (!status && queue->auth_sends < U8_MAX)
+			queue->auth_sends++;
+		fallthrough;
+	case nvme_fabrics_type_auth_receive:
+		if (status)
+			rnvme_note(queue->ctrl, &c);
+		break;
+	default:
+		break;
+	}
+}
+
 /* the record's optional keys: those the cause has */
 static void rnvme_cause_details(const struct rnvme_cause *c, char *buf,
 				size_t size)
@@ -1023,6 +1069,15 @@ static int rnvme_parse_addresses(struct rnvme_ctrl *ctrl)
 
 static int rnvme_check_options(struct nvmf_ctrl_options *opts)
 {
+	if (!RNVME_HOST_AUTH &&
+	    (opts->dhchap_secret || opts->dhchap_ctrl_secret)) {
+		pr_err("dhchap_secret: this kernel's nvme-core has no in-band authentication (CONFIG_NVME_HOST_AUTH); not connecting unauthenticated\n");
+		return -EOPNOTSUPP;
+	}
+	if (opts->dhchap_ctrl_secret && !opts->dhchap_secret) {
+		pr_err("dhchap_ctrl_secret needs dhchap_secret: the controller is authenticated within the host's authentication\n");
+		return -EINVAL;
+	}
 	/* tos is an 8-bit IP TOS / traffic class; -1 means unset */
 	if (opts->tos > 255) {
 		pr_err("tos=%d out of range 0..255\n", opts->tos);
@@ -1053,7 +1108,8 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 
 	ret = rnvme_check_options(opts);
 	if (ret) {
-		rnvme_emit_refused("invalid-option", ret);
+		rnvme_emit_refused(ret == -EOPNOTSUPP ? "auth-not-in-kernel" :
+				   "invalid-option", ret);
 		return ERR_PTR(ret);
 	}
 	rnvme_warn_if_shadowing();

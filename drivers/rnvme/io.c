@@ -691,12 +691,8 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 	if (ordered)
 		req->rsp_seen = true;
 
-	/* before a queue is live, only its Fabrics Connect is in flight */
-	if (unlikely(cqe->status) &&
-	    unlikely(!test_bit(RNVME_Q_LIVE, &queue->flags)))
-		rnvme_note_connect_status(ctrl, queue->qid,
-					  le16_to_cpu(cqe->status) >> 1,
-					  le32_to_cpu(cqe->result.u32));
+	if (unlikely(!test_bit(RNVME_Q_LIVE, &queue->flags)))
+		rnvme_note_setup_response(queue, rq, cqe);
 	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
 		if (unlikely(!req->mr ||
 			     wc->ex.invalidate_rkey != req->mr->rkey)) {
@@ -1049,20 +1045,22 @@ static int rnvme_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 
 	/*
 	 * io_uring keeps polling requeued requests while error recovery
-	 * frees the queue's CQ: rnvme_fence_pollers() waits for us to leave
-	 * it.  An RCU-sched section (preemption off, which synchronize_rcu()
-	 * waits for) rather than rcu_read_lock(): with preemptible RCU that
-	 * is two calls per poll, and a poller spins.
+	 * frees the queue's CQ: rnvme_fence_pollers() waits until no poller
+	 * is counted.  A counter and not an RCU-sched section: completing
+	 * requests takes the provider's CQ lock and blk-mq's locks, which
+	 * sleep on PREEMPT_RT, so the poll must stay preemptible.
 	 */
-	rcu_read_lock_sched();
+	atomic_inc(&queue->pollers);
+	/* the count before the read of @ib_cq; pairs with the fence's smp_mb */
+	smp_mb__after_atomic();
 	cq = READ_ONCE(queue->ib_cq);
 	/*
 	 * At most what the CQ holds: a target that keeps sending cannot keep
-	 * a poller (preemption off) inside one call for longer.
+	 * a poller inside one call for longer.
 	 */
 	if (cq)
 		found = ib_process_cq_direct(cq, queue->cq_size);
-	rcu_read_unlock_sched();
+	atomic_dec(&queue->pollers);
 	return found;
 }
 

@@ -335,6 +335,49 @@ const char *rnvme_connect_status_cause(u16 status, u32 result)
 EXPORT_SYMBOL_IF_KUNIT(rnvme_connect_status_cause);
 
 /**
+ * rnvme_auth_error_cause - why in-band authentication of a queue failed
+ * @err:   what nvmf_connect_*_queue() returned after the target asked for
+ *         authentication (-errno, or the NVMe status of a refused
+ *         AUTH_SEND/AUTH_RECEIVE)
+ * @sends: AUTH_SEND commands the target completed: nvme-core sends
+ *         Negotiate, Reply, then Success2 or Failure2
+ *
+ * nvme-core reports both a host key the target refused (a Failure1 in
+ * place of Challenge or Success1) and a controller response the host
+ * refused as -EKEYREJECTED; the second one is followed by a Failure2, so
+ * the number of messages sent tells them apart.
+ *
+ * Return: a fixed token without spaces.
+ */
+const char *rnvme_auth_error_cause(int err, unsigned int sends)
+{
+	if (err > 0)
+		return "auth-command-refused";
+	switch (err) {
+	case -ENOKEY:
+		return "no-host-key";
+	case -EKEYREJECTED:
+		if (sends <= 1)
+			return "negotiation-refused";
+		return sends == 2 ? "host-key-rejected" : "ctrl-key-rejected";
+	case -ECONNREFUSED:
+		return "ctrl-not-authenticated";
+	case -EPROTONOSUPPORT:
+		return "not-in-kernel";
+	case -EOPNOTSUPP:
+		return "secure-concat-unsupported";
+	case -EPROTO:
+	case -EINVAL:
+		return "protocol-error";
+	case -ENOMEM:
+		return "no-memory";
+	default:
+		return "no-response";
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_auth_error_cause);
+
+/**
  * rnvme_addr_error_cause - why address resolution failed
  * @err: the negative errno of rdma_resolve_addr() or of its ADDR_ERROR event
  */

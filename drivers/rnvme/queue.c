@@ -152,18 +152,25 @@ static int rnvme_create_cq(struct rnvme_queue *queue, struct ib_device *ibdev)
 }
 
 /*
- * Take the CQ away from pollers (rnvme_poll reads it in an RCU-sched
- * section, which synchronize_rcu() covers) and wait until none is left
- * inside it.  Everything a completion handler touches
- * (the QP, the MRs, the receive ring) may be freed only after this.
+ * Take the CQ away from pollers and wait until none is left inside it
+ * (rnvme_poll counts itself in @pollers before it reads @ib_cq; with the
+ * barrier on each side, a poller either sees NULL or is seen here).
+ * Everything a completion handler touches (the QP, the MRs, the receive
+ * ring) may be freed only after this.  Process context.
  */
 static struct ib_cq *rnvme_fence_pollers(struct rnvme_queue *queue)
 {
 	struct ib_cq *cq = queue->ib_cq;
 
 	WRITE_ONCE(queue->ib_cq, NULL);
-	if (queue->poll)
-		synchronize_rcu();
+	if (!queue->poll)
+		return cq;
+	/* the NULL before the count; pairs with rnvme_poll()'s barrier */
+	smp_mb();
+	while (atomic_read(&queue->pollers))
+		usleep_range(20, 100);
+	/* what a poller completed is ordered before what the caller frees */
+	smp_mb();
 	return cq;
 }
 
@@ -797,13 +804,40 @@ int rnvme_start_queue(struct rnvme_ctrl *ctrl, int idx)
 	if (ret) {
 		/* flush whatever the failed Connect left on the QP */
 		rnvme_stop_queue(queue);
-		dev_info(ctrl->ctrl.device,
-			 "queue %d: Fabrics Connect failed (%d)\n", idx, ret);
 		/* a refusal was noted with its completion; this is the rest */
-		rnvme_note_cause(ctrl, "fabrics-connect", ret > 0 ?
-				 rnvme_connect_status_cause(ret, 0) :
-				 "no-response", idx);
+		if (test_bit(RNVME_Q_AUTH, &queue->flags)) {
+			dev_info(ctrl->ctrl.device,
+				 "queue %d: authentication failed (%d)\n",
+				 idx, ret);
+			rnvme_note_cause(ctrl, "authentication",
+					 rnvme_auth_error_cause(ret,
+							queue->auth_sends),
+					 idx);
+		} else {
+			dev_info(ctrl->ctrl.device,
+				 "queue %d: Fabrics Connect failed (%d)\n",
+				 idx, ret);
+			rnvme_note_cause(ctrl, "fabrics-connect", ret > 0 ?
+					 rnvme_connect_status_cause(ret, 0) :
+					 "no-response", idx);
+		}
 		return ret;
+	}
+
+	/*
+	 * Asked to authenticate the controller (dhchap_ctrl_secret), and the
+	 * target never asked for authentication: nvme-core would go on with
+	 * an unauthenticated controller, which the secret was given to rule
+	 * out.
+	 */
+	if (!idx && ctrl->ctrl.opts->dhchap_ctrl_secret &&
+	    !test_bit(RNVME_Q_AUTH, &queue->flags)) {
+		dev_err(ctrl->ctrl.device,
+			"the target did not ask for authentication: it cannot authenticate itself with dhchap_ctrl_secret; not connecting\n");
+		rnvme_stop_queue(queue);
+		rnvme_note_cause(ctrl, "authentication",
+				 "ctrl-not-authenticated", idx);
+		return -ECONNREFUSED;
 	}
 
 	set_bit(RNVME_Q_LIVE, &queue->flags);

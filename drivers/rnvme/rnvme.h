@@ -95,6 +95,11 @@ enum rnvme_queue_flags {
 	 * reach rnvme_process_rsp() when there is a tag set to look it up in.
 	 */
 	RNVME_Q_POSTED		= 4,
+	/*
+	 * The target's answer to this queue's Connect asked for in-band
+	 * authentication: a failure from here to live is the authentication's
+	 */
+	RNVME_Q_AUTH		= 5,
 };
 
 /**
@@ -114,6 +119,7 @@ enum rnvme_queue_flags {
  * @cm_done:    completed when the handshake ends either way
  * @queue_lock: serializes stop against concurrent stops
  * @poll:       completions are reaped by blk-mq polling (no interrupts)
+ * @pollers:    rnvme_poll() calls inside @ib_cq (see rnvme_fence_pollers)
  */
 /* a receive buffer's work request, built once with the buffer */
 struct rnvme_recv {
@@ -135,6 +141,11 @@ struct rnvme_queue {
 	int			qid;
 	/* initialized with the controller: a stop may race a new setup */
 	struct mutex		queue_lock;
+	/*
+	 * Kept across a queue's set-ups: a poller that found no CQ may still
+	 * be between its increment and decrement when the queue is set up
+	 */
+	atomic_t		pollers;
 	/* rnvme_alloc_queue() clears everything from here on */
 	struct rnvme_qe		*rsp_ring;
 	struct rnvme_recv	*rsp_wr;
@@ -155,6 +166,8 @@ struct rnvme_queue {
 	int			cm_error;
 	struct completion	cm_done;
 	bool			poll;
+	/* authentication messages the target took (AUTH_SEND) while setting up */
+	u8			auth_sends;
 	u64			wr_posted;
 	/* ACK watchdog: signaled SENDs not completed yet, their completions */
 	atomic_t		sends_pending;
@@ -576,6 +589,8 @@ void rnvme_note_cause(struct rnvme_ctrl *ctrl, const char *stage,
 		      const char *cause, int qid);
 void rnvme_note_cm_cause(struct rnvme_ctrl *ctrl, const char *stage,
 			 const char *cause, int qid, int cm_status, int rej_sts);
+void rnvme_note_setup_response(struct rnvme_queue *queue, struct request *rq,
+			       const struct nvme_completion *cqe);
 void rnvme_note_connect_status(struct rnvme_ctrl *ctrl, int qid, u16 status,
 			       u32 result);
 /* telemetry.c */

@@ -125,6 +125,17 @@ static inline void rnvme_cm_req_set_cntlid(struct nvme_rdma_cm_req *req,
 }
 
 /*
+ * nvme-core built with in-band authentication (DH-HMAC-CHAP).  6.7 moved
+ * the host side to CONFIG_NVME_HOST_AUTH and made CONFIG_NVME_AUTH the
+ * library it shares with the target; before, CONFIG_NVME_AUTH was the host.
+ */
+#ifdef HAVE_NVME_HOST_AUTH_KCONFIG
+#define RNVME_HOST_AUTH IS_ENABLED(CONFIG_NVME_HOST_AUTH)
+#else
+#define RNVME_HOST_AUTH IS_ENABLED(CONFIG_NVME_AUTH)
+#endif
+
+/*
  * Pure helpers in logic.c are exported to the KUnit module (rnvme_kunit.ko)
  * only when the kernel has KUnit: no exports at all in production builds.
  * kunit/visibility.h came with 6.2 (and was backported to 6.1.y).

@@ -83,6 +83,8 @@ probe HAVE_NVME_RDMA_CM_REQ_CNTLID "6.11: cntlid in the RDMA CM request private 
 	grep_any '__le16[[:space:]]+cntlid;' "$(hdr linux/nvme-rdma.h)"
 probe HAVE_KUNIT_VISIBILITY_H "6.2 (and 6.1.y): EXPORT_SYMBOL_IF_KUNIT in kunit/visibility.h" \
 	have_header kunit/visibility.h
+probe HAVE_NVME_HOST_AUTH_KCONFIG "6.7: the host's in-band authentication is CONFIG_NVME_HOST_AUTH (before: CONFIG_NVME_AUTH)" \
+	grep_any 'CONFIG_NVME_HOST_AUTH' "$nvme_h"
 probe HAVE_NVME_STATUS_DNR "6.1.y/6.11: NVME_SC_DNR renamed NVME_STATUS_DNR" \
 	grep_any 'NVME_STATUS_DNR' "$(hdr linux/nvme.h)"
 

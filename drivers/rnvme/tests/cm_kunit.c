@@ -180,6 +180,26 @@ static void rnvme_addr_and_reject_causes(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, rnvme_cm_reject_cause(28, false), "cm-reject");
 }
 
+/*
+ * Authentication failures: nvme-core's -EKEYREJECTED is told apart by the
+ * messages the host got through (Negotiate, Reply, then Failure2).
+ */
+static void rnvme_auth_causes(struct kunit *test)
+{
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-ENOKEY, 0), "no-host-key");
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EKEYREJECTED, 1),
+			   "negotiation-refused");
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EKEYREJECTED, 2),
+			   "host-key-rejected");
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EKEYREJECTED, 3),
+			   "ctrl-key-rejected");
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EPROTONOSUPPORT, 0),
+			   "not-in-kernel");
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(0x2, 1),
+			   "auth-command-refused");
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-ETIMEDOUT, 1), "no-response");
+}
+
 /* The accept's private data: what a target may get wrong in it. */
 static void rnvme_cm_rep_checks(struct kunit *test)
 {
@@ -228,6 +248,7 @@ static struct kunit_case rnvme_cm_cases[] = {
 	KUNIT_CASE(rnvme_cm_rej_tokens),
 	KUNIT_CASE(rnvme_connect_causes),
 	KUNIT_CASE(rnvme_addr_and_reject_causes),
+	KUNIT_CASE(rnvme_auth_causes),
 	KUNIT_CASE(rnvme_cm_rep_checks),
 	KUNIT_CASE(rnvme_soft_rdma_devices),
 	{}

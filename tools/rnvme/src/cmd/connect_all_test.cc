@@ -78,7 +78,7 @@ TEST_F(ConnectAllTest, NothingConfiguredIsNotAnError) {
 }
 
 // A discovery.conf shared with nvme-cli: its TCP line, options for other transports, an option
-// rnvme does not know and a secret it cannot honour each cost their own line, never the file.
+// rnvme does not know and a malformed secret each cost their own line, never the file.
 TEST_F(ConnectAllTest, DiscoveryConfSharedWithNvmeCli) {
   env.json();
   env.fs.add("/etc/nvme/discovery.conf",
@@ -94,7 +94,7 @@ TEST_F(ConnectAllTest, DiscoveryConfSharedWithNvmeCli) {
   const auto j = nlohmann::json::parse(env.out.str());
   EXPECT_EQ(j["results"][0]["detail"], "transport tcp is not rdma");
   EXPECT_NE(j["results"][5]["detail"].get<std::string>().find("--frobnicate"), std::string::npos);
-  EXPECT_NE(j["results"][6]["detail"].get<std::string>().find("in-band authentication"),
+  EXPECT_NE(j["results"][6]["detail"].get<std::string>().find("invalid --dhchap-secret"),
             std::string::npos);
   ASSERT_EQ(env.fabrics.written.size(), 3u);  // the RDMA discovery controller and its two subsystems
   EXPECT_EQ(env.fabrics.written[0].find("192.168.60.10"), std::string::npos);
@@ -102,20 +102,26 @@ TEST_F(ConnectAllTest, DiscoveryConfSharedWithNvmeCli) {
             std::string::npos);
 }
 
-// config.json's DH-HMAC-CHAP keys are not dropped: such a port is not connected without them.
-TEST_F(ConnectAllTest, ConfigJsonDhchapKeyNotDropped) {
+// config.json's DH-HMAC-CHAP keys are honoured: the host's (host-wide or per port) and the
+// controller's; a malformed one costs its port, not the file.
+TEST_F(ConnectAllTest, ConfigJsonDhchapKeysHonoured) {
   env.json();
-  env.fs.add("/etc/nvme/config.json", std::string(R"([{"subsystems": [{"nqn": ")") + kSubnqn +
-      R"(", "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "dhchap_key": "DHHC-1:00:abcd:"},
+  env.fs.add("/etc/nvme/config.json", std::string(R"([{"dhchap_key": "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:", "subsystems": [{"nqn": ")") + kSubnqn +
+      R"(", "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "dhchap_ctrl_key": "DHHC-1:02:ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1+f4CBgoOEhYaHiImKi4yNjo+QkZKTvGwQfg==:"},
                       {"transport": "rdma", "traddr": "192.168.50.11", "dhchap_key": "", "hdr_digest": false},
-                      {"transport": "rdma", "traddr": "192.168.50.12", "queue_size": "lots"}]}]}])");
+                      {"transport": "rdma", "traddr": "192.168.50.12", "dhchap_key": "DHHC-1:00:abcd:"},
+                      {"transport": "rdma", "traddr": "192.168.50.13", "queue_size": "lots"}]}]}])");
   ConnectAllArgs args;
   args.lock_file.clear();
   ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
-  EXPECT_EQ(statuses(), (std::vector<std::string>{"skipped", "connected", "skipped"}));
-  ASSERT_EQ(env.fabrics.written.size(), 1u);
-  EXPECT_NE(env.fabrics.written[0].find("192.168.50.11"), std::string::npos);
-  EXPECT_TRUE(env.err.str().empty()) << env.err.str();  // unset digests are not reported
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "connected", "skipped", "skipped"}));
+  ASSERT_EQ(env.fabrics.written.size(), 2u);
+  EXPECT_NE(env.fabrics.written[0].find("dhchap_secret=DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:,dhchap_ctrl_secret=DHHC-1:02:ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1+f4CBgoOEhYaHiImKi4yNjo+QkZKTvGwQfg==:"),
+            std::string::npos) << env.fabrics.written[0];
+  // "" is config.json's unset: the host-wide key applies
+  EXPECT_NE(env.fabrics.written[1].find("traddr=192.168.50.11"), std::string::npos);
+  EXPECT_NE(env.fabrics.written[1].find("dhchap_secret=DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:"), std::string::npos);
+  EXPECT_EQ(env.out.str().find("DHHC"), std::string::npos) << env.out.str();
 }
 
 // The udev path: the persistent discovery controller that announced a log change is read where

@@ -102,6 +102,20 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
     return e;
   }
   for (const auto& w : option_warnings(opts)) ctx.out.note(fmt::format("warning: {}", w));
+  // nvme-core without authentication takes the secret and connects unauthenticated when the
+  // target does not insist: refuse, since the secret was given to rule that out.
+  if ((!opts.dhchap_secret.empty() || !opts.dhchap_ctrl_secret.empty()) &&
+      kernel_has_host_auth(ctx.fs) == false) {
+    Error e = make_error(ErrorCode::kEnvironment,
+                         "in-band authentication: this kernel's nvme-core is built without it",
+                         "the kernel has neither CONFIG_NVME_HOST_AUTH nor (before 6.7) "
+                         "CONFIG_NVME_AUTH; it would connect without authenticating",
+                         "boot a kernel with in-band authentication (Debian 12: "
+                         "linux-image-6.12.*+deb12-amd64), or drop --dhchap-secret if the target "
+                         "does not require it");
+    e.reason = std::string(failure_class_name(FailureClass::kAuthentication));
+    return e;
+  }
   HostCheck hc = resolve_host_identity(ctx, opts);
   for (const auto& p : hc.problems) {
     // A missing file is the kernel's business (it has a default host), and so is a hostid that
@@ -146,7 +160,8 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
     return e;
   }
   ConnectOutcome out;
-  out.options = *options;
+  // what is shown and returned carries no secret; the kernel gets the real string
+  out.options = redact_secrets(*options);
   if (ctx.verbose) ctx.out.note(fmt::format("option string: {}", out.options));
   if (ctx.dry_run) {
     out.dry_run = true;
@@ -155,7 +170,7 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
 
   ctx.kmsg.mark();
   const auto t0 = std::chrono::steady_clock::now();
-  auto reply = ctx.fabrics.create(out.options);
+  auto reply = ctx.fabrics.create(*options);
   if (!reply) {
     ConnectFacts facts;
     facts.opts = opts;

@@ -71,16 +71,45 @@ TEST(CommandTable, NvmeCliOptionLettersAndSpellings) {
   }
 }
 
-// A secret rnvme cannot honour is refused, never dropped.
-TEST(CommandTable, DhchapSecretRefused) {
+// DH-HMAC-CHAP secrets by nvme-cli's names reach the kernel, and are not printed.
+TEST(CommandTable, DhchapSecretsPassedThrough) {
+  constexpr const char* kKey = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
   TestEnv env;
   add_host_identity(env.fs);
-  env.ctx.dry_run = true;
-  EXPECT_THROW(run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "-S", "DHHC-1:00:abcd:"}),
-               CLI::ValidationError);
-  EXPECT_THROW(run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "--dhchap-ctrl-secret",
-                             "DHHC-1:00:abcd:"}),
-               CLI::ValidationError);
+  add_modules(env.fs);
+  ASSERT_TRUE(run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "-S", kKey,
+                            "--dhchap-ctrl-secret=DHHC-1:02:ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1+f4CBgoOEhYaHiImKi4yNjo+QkZKTvGwQfg==:"}).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 1u);
+  EXPECT_NE(env.fabrics.written[0].find(std::string("dhchap_secret=") + kKey), std::string::npos);
+  EXPECT_NE(env.fabrics.written[0].find("dhchap_ctrl_secret=DHHC-1:02:ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1+f4CBgoOEhYaHiImKi4yNjo+QkZKTvGwQfg==:"), std::string::npos);
+  EXPECT_EQ(env.out.str().find("DHHC"), std::string::npos) << env.out.str();
+  // a key nvme-core would refuse is refused here, before anything is written
+  try {
+    (void)run_cli(env, {"connect", "-a", "10.0.0.2", "-n", kSubnqn, "-S", "DHHC-1:00:abcd:"});
+    ADD_FAILURE() << "a malformed key was taken";
+  } catch (const CLI::ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("invalid --dhchap-secret"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("abcd"), std::string::npos) << "the secret is echoed";
+  }
+  EXPECT_EQ(env.fabrics.written.size(), 1u);
+}
+
+// A kernel without in-band authentication would take the secret and connect unauthenticated.
+TEST(CommandTable, DhchapSecretRefusedWhenTheKernelCannotAuthenticate) {
+  TestEnv env;
+  add_host_identity(env.fs);
+  add_modules(env.fs);
+  env.fs.add("/proc/sys/kernel/osrelease", "6.1.0-56-amd64\n");
+  env.fs.add("/boot/config-6.1.0-56-amd64", "CONFIG_NVME_CORE=m\n# CONFIG_NVME_AUTH is not set\n");
+  Status st = run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "-S", "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:"});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().reason, "authentication");
+  EXPECT_NE(st.error().message.find("built without it"), std::string::npos) << st.error().message;
+  EXPECT_TRUE(env.fabrics.written.empty());
+  // 6.12's: nvme_core holds nvme_auth
+  env.fs.add("/sys/module/nvme_auth/holders/nvme_core", "");
+  EXPECT_TRUE(run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "-S", "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:"}).ok());
+  EXPECT_EQ(env.fabrics.written.size(), 1u);
 }
 
 TEST(CommandTable, NonNumericValueIsAParseError) {

@@ -118,6 +118,9 @@ Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::s
     if (!host.is_object()) return fail(fmt::format("host {} is not an object", h));
     std::string hostnqn = host.value("hostnqn", "");
     std::string hostid = host.value("hostid", "");
+    // nvme-cli's host-wide key, for ports that name none of their own
+    std::string host_key =
+        host.contains("dhchap_key") && host["dhchap_key"].is_string() ? host["dhchap_key"].get<std::string>() : "";
     if (!host.contains("subsystems")) continue;
     const json& subs = host["subsystems"];
     if (!subs.is_array()) return fail(fmt::format("host {}: 'subsystems' is not a list", h));
@@ -135,14 +138,14 @@ Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::s
         e.opts.nqn = sub["nqn"].get<std::string>();
         e.opts.hostnqn = hostnqn;
         e.opts.hostid = hostid;
+        e.opts.dhchap_secret = host_key;
         for (const auto& [key, val] : port.items()) {
-          if ((key == "dhchap_key" || key == "dhchap_ctrl_key") && val.is_string() &&
-              !val.get<std::string>().empty()) {
-            e.skip = fmt::format("'{}': in-band authentication is not supported by rnvme yet "
-                                 "(connect it with nvme-cli)", key);
-            continue;
-          }
-          const OptionSpec* spec = find_option(key);
+          // config.json's names for the DH-HMAC-CHAP keys (nvme-cli: --dhchap-secret/-ctrl-secret)
+          const std::string_view opt = key == "dhchap_key"        ? "dhchap-secret"
+                                       : key == "dhchap_ctrl_key" ? "dhchap-ctrl-secret"
+                                                                  : std::string_view(key);
+          if (opt != key && val.is_string() && val.get<std::string>().empty()) continue;
+          const OptionSpec* spec = find_option(opt);
           if (!spec) continue;  // nvme-cli keys rnvme has no use for (persistent, discovery, ...)
           std::string v;
           if (val.is_string())

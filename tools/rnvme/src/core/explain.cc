@@ -184,6 +184,11 @@ std::optional<Diagnosis> from_record(const ConnectFacts& f) {
     return out;
   };
   if (stage == "options") {
+    if (cause == "auth-not-in-kernel")
+      return d(FailureClass::kAuthentication,
+               "rnvme.ko refused the DH-HMAC-CHAP secret: this kernel's nvme-core is built "
+               "without in-band authentication, and it would connect unauthenticated",
+               "boot a kernel with CONFIG_NVME_HOST_AUTH (Debian 12: linux-image-6.12.*+deb12-amd64)");
     if (cause == "already-connected")
       return d(FailureClass::kAlreadyConnected, "a controller for this target and NQN already exists "
                "or is being created right now",
@@ -288,6 +293,46 @@ std::optional<Diagnosis> from_record(const ConnectFacts& f) {
                          qid, cause, r.get("nvme_status"), r.get("nvme_result")),
              "check --nqn against 'rnvme discover' and the target's allowed hosts");
   }
+  if (stage == "authentication") {
+    const std::string host = f.opts.hostnqn.empty() ? "this host" : f.opts.hostnqn;
+    auto a = [&](std::string why, std::string fix) {
+      return d(FailureClass::kAuthentication, std::move(why), std::move(fix));
+    };
+    if (cause == "no-host-key")
+      return a(fmt::format("the target at {} requires in-band authentication (DH-HMAC-CHAP) and "
+                           "no host key was given", where),
+               "pass --dhchap-secret=DHHC-1:... with the key the target has for this host NQN "
+               "(nvmet: hosts/<hostnqn>/dhchap_key)");
+    if (cause == "host-key-rejected")
+      return a(fmt::format("the target refused {}'s key (--dhchap-secret): it does not match "
+                           "the key the target has for this host NQN", host),
+               "give the host the key configured on the target for this host NQN, or set that "
+               "key on the target (nvmet: hosts/<hostnqn>/dhchap_key)");
+    if (cause == "ctrl-key-rejected")
+      return a(fmt::format("this host refused the target's answer: the controller key "
+                           "(--dhchap-ctrl-secret) does not match the one the target at {} uses",
+                           where),
+               "give the host the controller key configured on the target (nvmet: "
+               "hosts/<hostnqn>/dhchap_ctrl_key), or drop --dhchap-ctrl-secret for one-way "
+               "authentication");
+    if (cause == "ctrl-not-authenticated")
+      return a(fmt::format("--dhchap-ctrl-secret asks the target at {} to authenticate itself, "
+                           "and it did not (no authentication requested, or no controller "
+                           "response)", where),
+               "configure the controller key on the target (nvmet: hosts/<hostnqn>/dhchap_key "
+               "and dhchap_ctrl_key), or drop --dhchap-ctrl-secret");
+    if (cause == "negotiation-refused")
+      return a(fmt::format("the target at {} refused the authentication negotiation (no "
+                           "common hash or DH group)", where),
+               "check the target's dhchap_hash and dhchap_dhgroup for this host");
+    if (cause == "not-in-kernel")
+      return a(fmt::format("the target at {} requires in-band authentication and this kernel's "
+                           "nvme-core is built without it", where),
+               "boot a kernel with CONFIG_NVME_HOST_AUTH (Debian 12: linux-image-6.12.*+deb12-amd64)");
+    return a(fmt::format("in-band authentication with the target at {} failed on queue {} ({})",
+                         where, qid, cause),
+             "check both sides' keys, the target's dhchap_hash/dhchap_dhgroup and its kernel log");
+  }
   if (stage == "grant")
     return d(FailureClass::kTargetRejected,
              fmt::format("the target's queue grant cannot be used ({})", cause),
@@ -318,6 +363,7 @@ std::string_view failure_class_name(FailureClass c) {
     case FailureClass::kConnectRejected: return "connect_rejected";
     case FailureClass::kPermission: return "permission";
     case FailureClass::kHostResources: return "host_resources";
+    case FailureClass::kAuthentication: return "authentication";
     case FailureClass::kUnknown: return "unknown";
   }
   return "unknown";

@@ -31,6 +31,7 @@ enum class FailureClass {
   kConnectRejected,  // Fabrics Connect failed without a more specific message
   kPermission,
   kHostResources,    // the host's RDMA device could not create a queue
+  kAuthentication,   // in-band authentication (DH-HMAC-CHAP) failed or is unavailable
   kUnknown,
 };
 std::string_view failure_class_name(FailureClass c);  // snake_case, stable (JSON "class")

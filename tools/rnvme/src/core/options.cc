@@ -19,6 +19,8 @@ std::string* f_nqn(ConnectOptions& o) { return &o.nqn; }
 std::string* f_hostnqn(ConnectOptions& o) { return &o.hostnqn; }
 std::string* f_hostid(ConnectOptions& o) { return &o.hostid; }
 std::string* f_host_traddr(ConnectOptions& o) { return &o.host_traddr; }
+std::string* f_dhchap(ConnectOptions& o) { return &o.dhchap_secret; }
+std::string* f_dhchap_ctrl(ConnectOptions& o) { return &o.dhchap_ctrl_secret; }
 std::optional<int>* f_queue_size(ConnectOptions& o) { return &o.queue_size; }
 std::optional<int>* f_nr_io(ConnectOptions& o) { return &o.nr_io_queues; }
 std::optional<int>* f_nr_write(ConnectOptions& o) { return &o.nr_write_queues; }
@@ -82,11 +84,13 @@ const std::vector<OptionSpec>& option_table() {
        nullptr, nullptr},
       {"keyring", 0, K::kNotRdma, "nvme-cli: keyring of TLS keys (TCP)", nullptr, nullptr, nullptr},
       {"tls-key", 0, K::kNotRdma, "nvme-cli: TLS key (TCP)", nullptr, nullptr, nullptr},
-      // in-band authentication: not implemented yet, so never dropped silently
-      {"dhchap-secret", 'S', K::kRefused, "in-band authentication host key: not supported yet",
-       nullptr, nullptr, nullptr},
-      {"dhchap-ctrl-secret", 'C', K::kRefused,
-       "in-band authentication controller key: not supported yet", nullptr, nullptr, nullptr},
+      // in-band authentication (needs a kernel with CONFIG_NVME_HOST_AUTH, e.g. Debian's 6.12)
+      {"dhchap-secret", 'S', K::kString,
+       "DH-HMAC-CHAP host key (DHHC-1:...): the target authenticates this host", f_dhchap, nullptr,
+       nullptr},
+      {"dhchap-ctrl-secret", 'C', K::kString,
+       "DH-HMAC-CHAP controller key: this host authenticates the target too", f_dhchap_ctrl,
+       nullptr, nullptr},
   };
   return table;
 }
@@ -107,6 +111,13 @@ const OptionSpec* find_option(std::string_view name) {
 Status set_option(ConnectOptions& opts, const OptionSpec& spec, std::string_view value) {
   switch (spec.kind) {
     case K::kString:
+      if (spec.str == f_dhchap || spec.str == f_dhchap_ctrl)
+        if (auto why = dhchap_secret_problem(value))  // the value is a secret: not echoed
+          return make_error(ErrorCode::kUsage, fmt::format("invalid --{}: {}", spec.long_name, *why),
+                            "nvme-core takes a key of the form DHHC-1:<hmac 00-03>:<base64 of a "
+                            "32/48/64-byte key and its CRC-32>:",
+                            "generate one with 'nvme gen-dhchap-key --nqn=<host NQN>' and give the "
+                            "same key to the target");
       *spec.str(opts) = std::string(value);
       return Ok{};
     case K::kInt: {
@@ -134,14 +145,6 @@ Status set_option(ConnectOptions& opts, const OptionSpec& spec, std::string_view
       opts.ignored.push_back(fmt::format("--{} does not apply to rdma ({}): ignored", spec.long_name,
                                          spec.help.substr(spec.help.find(':') + 2)));
       return Ok{};
-    case K::kRefused:
-      return make_error(ErrorCode::kUsage,
-                        fmt::format("--{}: in-band authentication is not supported by rnvme yet",
-                                    spec.long_name),
-                        "rnvme would connect without authenticating, which the secret was given "
-                        "to prevent",
-                        "connect this target with nvme-cli (nvme connect --dhchap-secret=...), "
-                        "or drop the secret if the target does not require one");
   }
   return Ok{};
 }
@@ -212,7 +215,105 @@ Status validate(const ConnectOptions& o) {
     return st;
   if (auto st = check_range("keep-alive-tmo", o.keep_alive_tmo, 0, 65535, "seconds"); !st) return st;
   if (auto st = check_range("tos", o.tos, 0, 255, "IP type of service"); !st) return st;
+  for (auto [name, value] : {std::pair{"dhchap-secret", &o.dhchap_secret},
+                             std::pair{"dhchap-ctrl-secret", &o.dhchap_ctrl_secret}}) {
+    if (value->empty()) continue;
+    if (auto why = dhchap_secret_problem(*value))
+      return make_error(ErrorCode::kUsage, fmt::format("invalid --{}: {}", name, *why),
+                        "nvme-core takes a key of the form DHHC-1:<hmac 00-03>:<base64 of a "
+                        "32/48/64-byte key and its CRC-32>:",
+                        "generate one with 'nvme gen-dhchap-key --nqn=<host NQN>' and give the same "
+                        "key to the target");
+  }
+  if (!o.dhchap_ctrl_secret.empty() && o.dhchap_secret.empty())
+    return make_error(ErrorCode::kUsage, "--dhchap-ctrl-secret without --dhchap-secret",
+                      "the target authenticates itself within the host's authentication "
+                      "(bidirectional DH-HMAC-CHAP)",
+                      "pass the host's key too: --dhchap-secret=DHHC-1:...");
   return Ok{};
+}
+
+namespace {
+
+// CRC-32 (IEEE 802.3, reflected), as the kernel's crc32_le over ~0 and inverted: the check
+// value nvme-core appends to a DH-HMAC-CHAP key before base64.
+uint32_t crc32_ieee(const unsigned char* p, size_t n) {
+  uint32_t crc = 0xffffffffu;
+  for (size_t i = 0; i < n; i++) {
+    crc ^= p[i];
+    for (int b = 0; b < 8; b++) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+std::optional<std::vector<unsigned char>> base64_decode(std::string_view s) {
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  if (s.size() % 4) return std::nullopt;
+  std::vector<unsigned char> out;
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t pad = 0;
+  for (size_t i = 0; i < s.size(); i++) {
+    if (s[i] == '=') {
+      if (i + 2 < s.size()) return std::nullopt;
+      pad++;
+      continue;
+    }
+    if (pad) return std::nullopt;
+    auto v = kAlphabet.find(s[i]);
+    if (v == std::string_view::npos) return std::nullopt;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<unsigned char>(acc >> bits));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> dhchap_secret_problem(std::string_view secret) {
+  constexpr std::string_view kPrefix = "DHHC-1:";
+  if (secret.substr(0, kPrefix.size()) != kPrefix)
+    return std::string("it does not start with DHHC-1:");
+  std::string_view rest = secret.substr(kPrefix.size());
+  if (rest.size() < 4 || rest[2] != ':' || rest[0] != '0' || rest[1] < '0' || rest[1] > '3')
+    return std::string("the key transformation after DHHC-1: must be 00, 01, 02 or 03");
+  rest.remove_prefix(3);
+  if (rest.empty() || rest.back() != ':') return std::string("it does not end with ':'");
+  rest.remove_suffix(1);
+  auto bytes = base64_decode(rest);
+  if (!bytes) return std::string("the key is not base64");
+  if (bytes->size() != 36 && bytes->size() != 52 && bytes->size() != 68)
+    return fmt::format("the key is {} bytes with its CRC; nvme-core takes 32, 48 or 64 plus 4",
+                       bytes->size());
+  const size_t n = bytes->size() - 4;
+  const uint32_t want = static_cast<uint32_t>((*bytes)[n]) | static_cast<uint32_t>((*bytes)[n + 1]) << 8 |
+                        static_cast<uint32_t>((*bytes)[n + 2]) << 16 |
+                        static_cast<uint32_t>((*bytes)[n + 3]) << 24;
+  if (crc32_ieee(bytes->data(), n) != want)
+    return std::string("its CRC does not match (a mistyped or truncated key)");
+  return std::nullopt;
+}
+
+std::string redact_secrets(std::string_view s) {
+  std::string out;
+  while (!s.empty()) {
+    auto end = s.find(',');
+    std::string_view tok = s.substr(0, end);
+    s = end == std::string_view::npos ? std::string_view{} : s.substr(end + 1);
+    if (!out.empty()) out += ',';
+    auto eq = tok.find('=');
+    std::string_view key = tok.substr(0, eq);
+    if (eq != std::string_view::npos && (key == "dhchap_secret" || key == "dhchap_ctrl_secret"))
+      out += fmt::format("{}=(secret)", key);
+    else
+      out += tok;
+  }
+  return out;
 }
 
 std::vector<std::string> option_warnings(const ConnectOptions& o) {
@@ -233,6 +334,9 @@ Result<std::string> build_option_string(const ConnectOptions& o) {
   if (!o.hostnqn.empty()) s += fmt::format(",hostnqn={}", o.hostnqn);
   if (!o.hostid.empty()) s += fmt::format(",hostid={}", o.hostid);
   if (!o.host_traddr.empty()) s += fmt::format(",host_traddr={}", o.host_traddr);
+  if (!o.dhchap_secret.empty()) s += fmt::format(",dhchap_secret={}", o.dhchap_secret);
+  if (!o.dhchap_ctrl_secret.empty())
+    s += fmt::format(",dhchap_ctrl_secret={}", o.dhchap_ctrl_secret);
   auto num = [&s](std::string_view token, const std::optional<int>& v) {
     if (v) s += fmt::format(",{}={}", token, *v);
   };

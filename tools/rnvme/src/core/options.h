@@ -23,6 +23,9 @@ struct ConnectOptions {
   std::string hostnqn;      // empty: the kernel's default host
   std::string hostid;
   std::string host_traddr;
+  // in-band authentication (DH-HMAC-CHAP), "DHHC-1:..." as nvme gen-dhchap-key prints them
+  std::string dhchap_secret;       // the host's key: the target authenticates the host
+  std::string dhchap_ctrl_secret;  // the controller's key: the host authenticates the target
   std::optional<int> queue_size;
   std::optional<int> nr_io_queues;
   std::optional<int> nr_write_queues;
@@ -44,8 +47,7 @@ struct ConnectOptions {
 // grammars stay identical (nvme-cli's long names and short letters).
 // kNotRdma / kNotRdmaFlag: nvme-cli options (with and without a value) that do not apply to an
 // RDMA connect; accepted so that nvme-cli's lines and scripts work, and reported as ignored.
-// kRefused: options whose meaning rnvme cannot honour yet; a line that has one is not connected.
-enum class OptionKind { kString, kInt, kFlag, kNotRdma, kNotRdmaFlag, kRefused };
+enum class OptionKind { kString, kInt, kFlag, kNotRdma, kNotRdmaFlag };
 struct OptionSpec {
   std::string_view long_name;   // without "--"
   char short_name;              // 0: none
@@ -71,6 +73,12 @@ std::vector<std::string> option_warnings(const ConnectOptions& opts);
 
 // The exact string written to /dev/nvme-fabrics (validates first).
 Result<std::string> build_option_string(const ConnectOptions& opts);
+// The same string for the eye: DH-HMAC-CHAP secrets replaced by "(secret)".
+std::string redact_secrets(std::string_view option_string);
+
+// Why a DH-HMAC-CHAP secret is not one nvme-core takes ("DHHC-1:<hmac>:<base64 key+crc>:"),
+// or nullopt when it is well formed.
+std::optional<std::string> dhchap_secret_problem(std::string_view secret);
 
 struct ConnectReply {
   int instance = -1;  // N in /dev/nvmeN

@@ -187,7 +187,8 @@ TEST(Options, FindOptionByShortLongAndUnderscore) {
   EXPECT_EQ(find_option("fast_io_fail_tmo")->long_name, "fast-io-fail-tmo");
   EXPECT_EQ(find_option("f")->long_name, "host-iface");
   EXPECT_EQ(find_option("hdr-digest")->kind, OptionKind::kNotRdmaFlag);
-  EXPECT_EQ(find_option("S")->kind, OptionKind::kRefused);
+  EXPECT_EQ(find_option("S")->long_name, "dhchap-secret");
+  EXPECT_EQ(find_option("C")->long_name, "dhchap-ctrl-secret");
   EXPECT_EQ(find_option("frobnicate"), nullptr);
 }
 
@@ -214,4 +215,41 @@ TEST(Options, ParseConnectReply) {
 }
 
 }  // namespace
+// nvme gen-dhchap-key's form: DHHC-1:<hmac>:<base64 of key + CRC-32 LE>:
+constexpr const char* kKey32 = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
+constexpr const char* kKey48 = "DHHC-1:02:ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1+f4CBgoOEhYaHiImKi4yNjo+QkZKTvGwQfg==:";
+
+TEST(Options, DhchapSecretsGoToTheKernelAndAreRedactedForTheEye) {
+  ConnectOptions o = minimal();
+  o.dhchap_secret = kKey32;
+  o.dhchap_ctrl_secret = kKey48;
+  auto s = build_option_string(o);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_NE(s->find(std::string(",dhchap_secret=") + kKey32), std::string::npos) << *s;
+  EXPECT_NE(s->find(std::string(",dhchap_ctrl_secret=") + kKey48), std::string::npos) << *s;
+  const std::string shown = redact_secrets(*s);
+  EXPECT_EQ(shown.find("DHHC"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("dhchap_secret=(secret),dhchap_ctrl_secret=(secret)"), std::string::npos)
+      << shown;
+  EXPECT_EQ(redact_secrets("transport=rdma,traddr=10.0.0.1"), "transport=rdma,traddr=10.0.0.1");
+}
+
+TEST(Options, DhchapSecretFormatIsChecked) {
+  EXPECT_FALSE(dhchap_secret_problem(kKey32));
+  EXPECT_FALSE(dhchap_secret_problem(kKey48));
+  EXPECT_TRUE(dhchap_secret_problem("secret"));
+  EXPECT_TRUE(dhchap_secret_problem("DHHC-1:05:AAAA:"));                    // hmac 05
+  EXPECT_TRUE(dhchap_secret_problem("DHHC-1:00:abcd:"));                    // 3 bytes
+  EXPECT_TRUE(dhchap_secret_problem("DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+LfiaR:"));  // CRC
+  EXPECT_TRUE(dhchap_secret_problem(std::string(kKey32).substr(0, 30)));   // truncated
+  ConnectOptions o = minimal();
+  o.dhchap_ctrl_secret = kKey32;  // without the host's
+  auto s = build_option_string(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("without --dhchap-secret"), std::string::npos);
+  o.dhchap_secret = "DHHC-1:00:abcd:";
+  EXPECT_NE(build_option_string(o).error().message.find("invalid --dhchap-secret"),
+            std::string::npos);
+}
+
 }  // namespace rnvme

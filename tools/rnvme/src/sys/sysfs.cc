@@ -164,4 +164,16 @@ bool module_loaded(const FileSystem& fs, const std::string& name) {
   return fs.exists("/sys/module/" + name);
 }
 
+std::optional<bool> kernel_has_host_auth(const FileSystem& fs) {
+  if (fs.exists("/sys/module/nvme_auth/holders/nvme_core")) return true;
+  auto release = fs.read("/proc/sys/kernel/osrelease");
+  if (!release) return std::nullopt;
+  auto config = fs.read("/boot/config-" + trim(*release));
+  if (!config) return std::nullopt;
+  const std::string text = "\n" + *config;
+  if (text.find("\nCONFIG_NVME_HOST_AUTH=y") != std::string::npos) return true;
+  if (text.find("CONFIG_NVME_HOST_AUTH") != std::string::npos) return false;
+  return text.find("\nCONFIG_NVME_AUTH=y") != std::string::npos;
+}
+
 }  // namespace rnvme

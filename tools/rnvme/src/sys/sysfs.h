@@ -1,6 +1,7 @@
 // Reading NVMe and RDMA state out of sysfs (through FileSystem, so tests use a fake tree).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,10 @@ std::vector<RdmaDevice> rdma_devices_from_sysfs(const FileSystem& fs);
 void add_rdma_sysfs_details(const FileSystem& fs, std::vector<RdmaDevice>& devs);
 
 bool module_loaded(const FileSystem& fs, const std::string& name);
+
+// Whether the running kernel's nvme-core does in-band authentication (DH-HMAC-CHAP): nvme_core
+// holding nvme_auth (6.7+ with CONFIG_NVME_HOST_AUTH), else /boot/config-<release>
+// (CONFIG_NVME_HOST_AUTH, or before 6.7 CONFIG_NVME_AUTH). nullopt when neither tells.
+std::optional<bool> kernel_has_host_auth(const FileSystem& fs);
 
 }  // namespace rnvme
