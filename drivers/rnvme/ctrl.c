@@ -138,9 +138,6 @@ void rnvme_note_setup_response(struct rnvme_queue *queue, struct request *rq,
 			set_bit(RNVME_Q_AUTH, &queue->flags);
 		break;
 	case nvme_fabrics_type_auth_send:
-		if (!status && queue->auth_sends < U8_MAX)
-			queue->auth_sends++;
-		fallthrough;
 	case nvme_fabrics_type_auth_receive:
 		if (status)
 			rnvme_note(queue->ctrl, &c);

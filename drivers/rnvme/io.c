@@ -966,6 +966,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct nvme_command *c = nvme_req(rq)->cmd;
 	unsigned long qflags = READ_ONCE(queue->flags);
 	bool ready = qflags & BIT(RNVME_Q_LIVE);
+	bool auth_send;
 	blk_status_t ret;
 	int err;
 
@@ -979,9 +980,14 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	/*
 	 * Nothing posted on a connection the target closed gets an answer:
 	 * fail or requeue at once (a Fabrics Connect fails: it is failfast).
+	 * The other commands that set a queue up (authentication) may be
+	 * retried, and a requeue would bring them back to this connection
+	 * for as long as the attempt lasts, which waits for them: they fail.
 	 */
 	if (unlikely(qflags & BIT(RNVME_Q_DISCONNECTED))) {
 		rnvme_tele_rejected(queue);
+		if (blk_rq_is_passthrough(rq) && nvme_is_fabrics(c))
+			return nvme_host_path_error(rq);
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
 	}
 	if (!nvme_check_ready(&queue->ctrl->ctrl, rq, ready)) {
@@ -1019,9 +1025,18 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 					      sizeof(struct nvme_command),
 					      DMA_TO_DEVICE);
 
+	/*
+	 * What an authentication that fails got through (the record's
+	 * cause); read before the post, after which the request may end.
+	 */
+	auth_send = unlikely(!ready) &&
+		    c->common.opcode == nvme_fabrics_command &&
+		    c->fabrics.fctype == nvme_fabrics_type_auth_send;
 	err = rnvme_submit(queue, req);
 	if (unlikely(err))
 		goto out_unmap_data;
+	if (unlikely(auth_send) && queue->auth_sends < U8_MAX)
+		queue->auth_sends++;
 
 	return BLK_STS_OK;
 

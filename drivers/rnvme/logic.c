@@ -339,33 +339,41 @@ EXPORT_SYMBOL_IF_KUNIT(rnvme_connect_status_cause);
  * @err:   what nvmf_connect_*_queue() returned after the target asked for
  *         authentication (-errno, or the NVMe status of a refused
  *         AUTH_SEND/AUTH_RECEIVE)
- * @sends: AUTH_SEND commands the target completed: nvme-core sends
- *         Negotiate, Reply, then Success2 or Failure2
+ * @sends: AUTH_SEND commands posted: nvme-core sends Negotiate, Reply,
+ *         then Success2 or Failure2
+ * @closed: the target closed the connection meanwhile
  *
  * nvme-core reports both a host key the target refused (a Failure1 in
  * place of Challenge or Success1) and a controller response the host
  * refused as -EKEYREJECTED; the second one is followed by a Failure2, so
- * the number of messages sent tells them apart.
+ * the number of messages sent tells them apart.  Linux nvmet also closes
+ * the connection when it refuses the host's response, and that may reach
+ * the host before its Failure1 does.
  *
  * Return: a fixed token without spaces.
  */
-const char *rnvme_auth_error_cause(int err, unsigned int sends)
+const char *rnvme_auth_error_cause(int err, unsigned int sends, bool closed)
 {
-	if (err > 0)
-		return "auth-command-refused";
+	/* the host's own decisions first: what the target did after is moot */
 	switch (err) {
-	case -ENOKEY:
-		return "no-host-key";
 	case -EKEYREJECTED:
 		if (sends <= 1)
 			return "negotiation-refused";
 		return sends == 2 ? "host-key-rejected" : "ctrl-key-rejected";
-	case -ECONNREFUSED:
-		return "ctrl-not-authenticated";
+	case -ENOKEY:
+		return "no-host-key";
 	case -EPROTONOSUPPORT:
 		return "not-in-kernel";
 	case -EOPNOTSUPP:
 		return "secure-concat-unsupported";
+	}
+	if (closed)
+		return sends == 2 ? "closed-after-reply" : "target-closed";
+	if (err > 0)
+		return "auth-command-refused";
+	switch (err) {
+	case -ECONNREFUSED:
+		return "ctrl-not-authenticated";
 	case -EPROTO:
 	case -EINVAL:
 		return "protocol-error";

@@ -55,7 +55,7 @@ bool rnvme_soft_rdma(enum rdma_driver_id driver_id);
 /* Tokens of the connect-attempt record (Documentation/rnvme.rst). */
 const char *rnvme_cm_rej_token(u16 status);
 const char *rnvme_connect_status_cause(u16 status, u32 result);
-const char *rnvme_auth_error_cause(int err, unsigned int sends);
+const char *rnvme_auth_error_cause(int err, unsigned int sends, bool closed);
 const char *rnvme_addr_error_cause(int err);
 const char *rnvme_cm_reject_cause(int status, bool nvme_data);
 

@@ -802,6 +802,9 @@ int rnvme_start_queue(struct rnvme_ctrl *ctrl, int idx)
 		ret = nvmf_connect_admin_queue(&ctrl->ctrl);
 
 	if (ret) {
+		/* before the stop: its own disconnect is no target's doing */
+		bool closed = test_bit(RNVME_Q_DISCONNECTED, &queue->flags);
+
 		/* flush whatever the failed Connect left on the QP */
 		rnvme_stop_queue(queue);
 		/* a refusal was noted with its completion; this is the rest */
@@ -811,7 +814,7 @@ int rnvme_start_queue(struct rnvme_ctrl *ctrl, int idx)
 				 idx, ret);
 			rnvme_note_cause(ctrl, "authentication",
 					 rnvme_auth_error_cause(ret,
-							queue->auth_sends),
+						queue->auth_sends, closed),
 					 idx);
 		} else {
 			dev_info(ctrl->ctrl.device,

@@ -166,7 +166,7 @@ struct rnvme_queue {
 	int			cm_error;
 	struct completion	cm_done;
 	bool			poll;
-	/* authentication messages the target took (AUTH_SEND) while setting up */
+	/* authentication messages (AUTH_SEND) posted while setting up */
 	u8			auth_sends;
 	u64			wr_posted;
 	/* ACK watchdog: signaled SENDs not completed yet, their completions */

@@ -186,18 +186,28 @@ static void rnvme_addr_and_reject_causes(struct kunit *test)
  */
 static void rnvme_auth_causes(struct kunit *test)
 {
-	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-ENOKEY, 0), "no-host-key");
-	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EKEYREJECTED, 1),
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-ENOKEY, 0, false),
+			   "no-host-key");
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-ENOKEY, 0, true),
+			   "no-host-key");
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EKEYREJECTED, 1, false),
 			   "negotiation-refused");
-	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EKEYREJECTED, 2),
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EKEYREJECTED, 2, false),
 			   "host-key-rejected");
-	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EKEYREJECTED, 3),
+	/* the host refused the controller, then the target closed */
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EKEYREJECTED, 3, true),
 			   "ctrl-key-rejected");
-	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EPROTONOSUPPORT, 0),
+	/* nvmet closed after the host's Reply, before its Failure1 arrived */
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(0x371, 2, true),
+			   "closed-after-reply");
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EIO, 1, true),
+			   "target-closed");
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-EPROTONOSUPPORT, 0, false),
 			   "not-in-kernel");
-	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(0x2, 1),
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(0x2, 1, false),
 			   "auth-command-refused");
-	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-ETIMEDOUT, 1), "no-response");
+	KUNIT_EXPECT_STREQ(test, rnvme_auth_error_cause(-ETIMEDOUT, 1, false),
+			   "no-response");
 }
 
 /* The accept's private data: what a target may get wrong in it. */

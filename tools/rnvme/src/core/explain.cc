@@ -303,9 +303,13 @@ std::optional<Diagnosis> from_record(const ConnectFacts& f) {
                            "no host key was given", where),
                "pass --dhchap-secret=DHHC-1:... with the key the target has for this host NQN "
                "(nvmet: hosts/<hostnqn>/dhchap_key)");
-    if (cause == "host-key-rejected")
+    if (cause == "host-key-rejected" || cause == "closed-after-reply")
       return a(fmt::format("the target refused {}'s key (--dhchap-secret): it does not match "
-                           "the key the target has for this host NQN", host),
+                           "the key the target has for this host NQN{}", host,
+                           cause == "host-key-rejected"
+                               ? ""
+                               : " (the target closed the connection right after the host's "
+                                 "response, as Linux nvmet does when it refuses the key)"),
                "give the host the key configured on the target for this host NQN, or set that "
                "key on the target (nvmet: hosts/<hostnqn>/dhchap_key)");
     if (cause == "ctrl-key-rejected")
