@@ -1,7 +1,8 @@
 #!/bin/bash
-# Install Debian's 6.12 backport kernel (image, headers, linux-source-6.12) at
-# ONE version, for the second kernel make check builds and boots (idempotent;
-# quick when present).  Last line: KVER612=6.12.N+deb12-amd64.
+# Install Debian's 6.12 backport kernel (image, headers, linux-source-6.12) and
+# its PREEMPT_RT flavour (image, headers) at ONE version, for the kernels make
+# check builds and boots (idempotent; quick when present).  Last lines:
+# KVER612=6.12.N+deb12-amd64, KVER612RT=6.12.N+deb12-rt-amd64.
 # (tests/setup-host.sh --with-612 installs the same together with the rest.)
 # shellcheck source=../tools/kbuild/strict.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tools/kbuild/strict.sh"
@@ -19,6 +20,7 @@ K=$(apt_612_installed)
 if [ -n "$K" ]; then
 	echo "setup-612: already installed ($(apt_installed linux-source-6.12))"
 	echo "KVER612=$K"
+	echo "KVER612RT=${K%-amd64}-rt-amd64"
 	exit 0
 fi
 V=$(apt_candidate linux-source-6.12)
@@ -29,8 +31,13 @@ fi
 [ -n "$V" ] || apt_die "no installation candidate for linux-source-6.12" \
 	"Debian's 6.12 backport comes from bookworm-security (or bookworm-backports): add it to /etc/apt/sources.list, then run tests/setup-host.sh --update --with-612"
 K=$(apt_abi_612 "$V")
-apt_install "linux-image-$K=$V" "linux-headers-$K=$V" "linux-source-6.12=$V"
-[ -d "$SYSROOT/lib/modules/$K/build" ] || apt_die "headers for $K missing after the install" \
-	"apt-get install --reinstall linux-headers-$K=$V"
-[ -s "$SYSROOT/lib/modules/$K/modules.dep" ] || { echo "== depmod $K"; depmod ${SYSROOT:+-b "$SYSROOT"} "$K"; }
+KRT=${K%-amd64}-rt-amd64
+apt_install "linux-image-$K=$V" "linux-headers-$K=$V" "linux-source-6.12=$V" \
+	"linux-image-$KRT=$V" "linux-headers-$KRT=$V"
+for k in "$K" "$KRT"; do
+	[ -d "$SYSROOT/lib/modules/$k/build" ] || apt_die "headers for $k missing after the install" \
+		"apt-get install --reinstall linux-headers-$k=$V"
+	[ -s "$SYSROOT/lib/modules/$k/modules.dep" ] || { echo "== depmod $k"; depmod ${SYSROOT:+-b "$SYSROOT"} "$k"; }
+done
 echo "KVER612=$K"
+echo "KVER612RT=$KRT"

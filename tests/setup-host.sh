@@ -7,7 +7,8 @@
 #   plus QEMU, busybox-static, fio, nvme-cli, rdma tools, build tools (also the
 #   debug kernel's: flex, bison, libelf, libssl) and the C++ tool's libraries.
 #   --with-612  also Debian's 6.12 backport kernel (image, headers and
-#               linux-source-6.12 at one version) in the same apt transaction
+#               linux-source-6.12 at one version, and the image and headers of
+#               its PREEMPT_RT flavour) in the same apt transaction
 #               (tests/setup-612.sh does only that part)
 #   --update    run "apt-get update" and re-check even when everything is present
 #   When everything is already installed it returns quickly without touching apt.
@@ -87,6 +88,7 @@ if [ "$force" = 0 ]; then
 		echo "setup-host: everything already installed (kernel $V, ABI 6.1.0-$NN-amd64${K612:+, 6.12: $K612})"
 		echo "KVER=6.1.0-$NN-amd64"
 		[ -z "$K612" ] || echo "KVER612=$K612"
+		[ -z "$K612" ] || echo "KVER612RT=${K612%-amd64}-rt-amd64"
 		exit 0
 	fi
 fi
@@ -109,8 +111,10 @@ if [ "$with612" = 1 ]; then
 		"Debian's 6.12 backport comes from bookworm-security (or bookworm-backports): add it to /etc/apt/sources.list, then run tests/setup-host.sh --update --with-612"
 	K612=$(apt_abi_612 "$V612")
 	[ -n "$K612" ] || apt_die "cannot derive the 6.12 kernel release from version $V612" "report this: tests/lib/apt.sh apt_abi_612 expects 6.12.N-…"
-	echo "setup-host: second kernel: linux-source-6.12 $V612 -> $K612"
-	want+=("linux-image-$K612=$V612" "linux-headers-$K612=$V612" "linux-source-6.12=$V612")
+	K612RT=${K612%-amd64}-rt-amd64
+	echo "setup-host: second kernel: linux-source-6.12 $V612 -> $K612 and its PREEMPT_RT flavour $K612RT"
+	want+=("linux-image-$K612=$V612" "linux-headers-$K612=$V612" "linux-source-6.12=$V612"
+		"linux-image-$K612RT=$V612" "linux-headers-$K612RT=$V612")
 fi
 mapfile -t miss < <(apt_missing "${PKGS[@]}")
 todo=()
@@ -131,8 +135,9 @@ fi
 [ -r "$SYSROOT/usr/src/linux-source-6.1.tar.xz" ] || apt_die "/usr/src/linux-source-6.1.tar.xz missing after the install" \
 	"apt-get install --reinstall linux-source-6.1=$V"
 # modprobe in the guest needs modules.dep for the test kernel.
-for k in "$KVER" ${K612:+"$K612"}; do
+for k in "$KVER" ${K612:+"$K612"} ${K612RT:+"$K612RT"}; do
 	[ -s "$SYSROOT/lib/modules/$k/modules.dep" ] || { echo "== depmod $k"; depmod ${SYSROOT:+-b "$SYSROOT"} "$k"; }
 done
 echo "KVER=$KVER"
 [ "$with612" = 0 ] || echo "KVER612=$K612"
+[ "$with612" = 0 ] || echo "KVER612RT=$K612RT"

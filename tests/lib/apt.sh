@@ -77,17 +77,19 @@ apt_abi_61() {
 # apt_abi_612 V: 6.12.117-1~deb12u1 -> 6.12.117+deb12-amd64
 apt_abi_612() { sed -E 's/^([0-9]+\.[0-9]+\.[0-9]+)-.*/\1+deb12-amd64/' <<< "$1"; }
 
-# apt_612_installed: KVER of the 6.12 kernel when linux-source-6.12 and its
-# image and headers are installed at one version, else nothing
+# apt_612_installed: KVER of the 6.12 kernel when linux-source-6.12 and the
+# image and headers of it and of its PREEMPT_RT flavour (KVER with -rt-amd64)
+# are installed at one version, else nothing
 apt_612_installed() {
-	local v k
+	local v k p
 	v=$(apt_installed linux-source-6.12)
 	[ -n "$v" ] || return 0
 	k=$(apt_abi_612 "$v")
-	if [ "$(apt_installed "linux-image-$k")" = "$v" ] && [ "$(apt_installed "linux-headers-$k")" = "$v" ]; then
-		echo "$k"
-	fi
-	return 0
+	for p in "linux-image-$k" "linux-headers-$k" "linux-image-${k%-amd64}-rt-amd64" \
+		"linux-headers-${k%-amd64}-rt-amd64"; do
+		[ "$(apt_installed "$p")" = "$v" ] || return 0
+	done
+	echo "$k"
 }
 
 # apt_install PKG[=VER]...: one apt-get transaction, announced and timed
