@@ -25,16 +25,23 @@ const std::vector<Command>& command_table();
 
 // Registers the connect options of option_table() on `app`, writing into `opts`.
 void add_connect_options(CLI::App& app, ConnectOptions& opts);
+// nvme-cli's --quiet (connect, connect-all, discover): no notes or warnings on stderr.
+void add_quiet_option(CLI::App& app, bool& quiet);
 
 struct DiscoverArgs {
   ConnectOptions opts;
   std::string device;     // use this existing discovery controller instead of connecting one
   bool persistent = false;
+  bool quiet = false;     // errors only on stderr
 };
 Status run_discover(Context& ctx, DiscoverArgs args);
 Action setup_discover(CLI::App& sub);
 
-Status run_connect(Context& ctx, const ConnectOptions& opts);
+struct ConnectArgs {
+  ConnectOptions opts;
+  bool quiet = false;     // errors only on stderr
+};
+Status run_connect(Context& ctx, const ConnectArgs& args);
 Action setup_connect(CLI::App& sub);
 
 struct ConnectAllArgs {
@@ -45,6 +52,7 @@ struct ConnectAllArgs {
   std::string device;     // a persistent discovery controller whose log changed (nvmeN)
   std::string lock_file = "/run/rnvme/connect-all.lock";  // empty: no lock
   int lock_wait_s = 300;
+  bool quiet = false;     // errors only on stderr
 };
 Status run_connect_all(Context& ctx, const ConnectAllArgs& args);
 Action setup_connect_all(CLI::App& sub);

@@ -134,6 +134,7 @@ Status connect_from_device(Context& ctx, const ConnectAllArgs& args, ConnectAllO
 }  // namespace
 
 Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
+  if (args.quiet) ctx.out.set_quiet(true);
   std::vector<ConfigEntry> discovery;  // discovery controllers to ask
   std::vector<ConfigEntry> direct;     // subsystems to connect as configured
   if (!args.device.empty()) {
@@ -245,6 +246,7 @@ Action setup_connect_all(CLI::App& sub) {
   sub.add_option("--lock-wait", args->lock_wait_s, "seconds to wait for another connect-all")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
+  add_quiet_option(sub, args->quiet);
   return [args](Context& ctx) { return run_connect_all(ctx, *args); };
 }
 

@@ -44,7 +44,7 @@ TEST_F(ConnectTest, WritesOptionStringWithHostIdentityAndPrintsDevice) {
   env.fabrics.handler = [](const std::string&) -> Result<std::string> {
     return std::string("instance=4,cntlid=2\n");
   };
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   ASSERT_EQ(env.fabrics.written.size(), 1u);
   EXPECT_EQ(env.fabrics.written[0],
             std::string("transport=rdma,traddr=192.168.50.10,trsvcid=4420,nqn=") + kSubnqn +
@@ -55,7 +55,7 @@ TEST_F(ConnectTest, WritesOptionStringWithHostIdentityAndPrintsDevice) {
 TEST_F(ConnectTest, DryRunPrintsTheExactStringAndWritesNothing) {
   env.ctx.dry_run = true;
   opts.queue_size = 64;
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   EXPECT_TRUE(env.fabrics.written.empty());
   EXPECT_EQ(env.out.str(), std::string("transport=rdma,traddr=192.168.50.10,trsvcid=4420,nqn=") +
                                kSubnqn + ",hostnqn=" + kHostnqn + ",hostid=" + kHostUuid +
@@ -64,7 +64,7 @@ TEST_F(ConnectTest, DryRunPrintsTheExactStringAndWritesNothing) {
 
 TEST_F(ConnectTest, JsonOutput) {
   env.json();
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   auto j = nlohmann::json::parse(env.out.str());
   EXPECT_EQ(j["device"], "nvme0");
   EXPECT_EQ(j["cntlid"], 1);
@@ -77,7 +77,7 @@ TEST_F(ConnectTest, JsonOutput) {
 TEST_F(ConnectTest, ExistingAssociationIsPrintedAndNothingWritten) {
   add_sample_controllers(env.fs);  // nvme0: kSubnqn at 192.168.50.10:4420 for our host
   env.fs.add("/sys/class/nvme/nvme0/cntlid", "5\n");
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   EXPECT_TRUE(env.fabrics.written.empty());
   EXPECT_EQ(env.out.str(), "already connected nvme0 (cntlid 5)\n");
   EXPECT_EQ(env.err.str(), "");
@@ -88,7 +88,7 @@ TEST_F(ConnectTest, ExistingAssociationAsJson) {
   opts.trsvcid = "4420";
   env.json();
   env.ctx.verbose = 1;
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   EXPECT_TRUE(env.fabrics.written.empty());
   auto j = nlohmann::json::parse(env.out.str());
   EXPECT_EQ(j["already_connected"], true);
@@ -101,14 +101,14 @@ TEST_F(ConnectTest, ExistingAssociationAsJson) {
 TEST_F(ConnectTest, ExistingAssociationUnderDryRun) {
   add_sample_controllers(env.fs);
   env.ctx.dry_run = true;
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   EXPECT_EQ(env.out.str(), "already connected nvme0 (cntlid 1)\n");
 }
 
 TEST_F(ConnectTest, DuplicateConnectMakesAnotherController) {
   add_sample_controllers(env.fs);
   opts.duplicate_connect = true;
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   ASSERT_EQ(env.fabrics.written.size(), 1u);
   EXPECT_NE(env.fabrics.written[0].find(",duplicate_connect"), std::string::npos);
   EXPECT_EQ(env.out.str(), "connected nvme0 (cntlid 1)\n");  // the fake's reply
@@ -127,12 +127,12 @@ TEST_F(ConnectTest, DifferentAssociationsConnect) {
   src.host_traddr = kHostIp;  // nvme0's address has no host_traddr=
   for (const auto* o : {&port, &host, &src}) {
     env.fabrics.written.clear();
-    ASSERT_TRUE(run_connect(env.ctx, *o).ok()) << env.err.str();
+    ASSERT_TRUE(run_connect(env.ctx, {*o}).ok()) << env.err.str();
     EXPECT_EQ(env.fabrics.written.size(), 1u);
   }
   env.fs.add("/sys/class/nvme/nvme0/state", "deleting\n");
   env.fabrics.written.clear();
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   EXPECT_EQ(env.fabrics.written.size(), 1u);
 }
 
@@ -141,7 +141,7 @@ TEST_F(ConnectTest, ExistingAssociationWithTheSameHostTraddr) {
   env.fs.add("/sys/class/nvme/nvme7/address",
              std::string("traddr=") + kTargetIp + ",trsvcid=4420,host_traddr=" + kHostIp + "\n");
   opts.host_traddr = kHostIp;
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   EXPECT_TRUE(env.fabrics.written.empty());
   EXPECT_EQ(env.out.str(), "already connected nvme7 (cntlid 1)\n");
 }
@@ -149,14 +149,14 @@ TEST_F(ConnectTest, ExistingAssociationWithTheSameHostTraddr) {
 TEST_F(ConnectTest, MissingIdentityFilesLeaveItToTheKernel) {
   env.fs.remove("/etc/nvme/hostnqn");
   env.fs.remove("/etc/nvme/hostid");
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   EXPECT_EQ(env.fabrics.written[0].find("hostnqn="), std::string::npos);
 }
 
 // Debian's nvme-cli package writes two unrelated UUIDs; the kernel has no rule against that.
 TEST_F(ConnectTest, DebianDefaultHostnqnAndHostidPairConnects) {
   env.fs.add("/etc/nvme/hostid", "11111111-2222-4333-8444-555555555555\n");
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   ASSERT_EQ(env.fabrics.written.size(), 1u);
   EXPECT_NE(env.fabrics.written[0].find("hostid=11111111-2222-4333-8444-555555555555"),
             std::string::npos);
@@ -171,7 +171,7 @@ TEST_F(ConnectTest, DebianPairBesideControllersUsingItConnects) {
   for (const char* c : {"nvme0", "nvme1", "nvme2"})
     env.fs.add(std::string("/sys/class/nvme/") + c + "/hostid", other + "\n");
   opts.nqn = "nqn.2024-01.io.rnvme:target9";
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok()) << env.err.str();
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok()) << env.err.str();
   EXPECT_EQ(env.fabrics.written.size(), 1u);
 }
 
@@ -179,7 +179,7 @@ TEST_F(ConnectTest, DebianPairBesideControllersUsingItConnects) {
 // would otherwise pair the NQN with its default host's ID and refuse it).
 TEST_F(ConnectTest, MissingHostidFileSendsTheHostnqnUuid) {
   env.fs.remove("/etc/nvme/hostid");
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   EXPECT_NE(env.fabrics.written[0].find(std::string(",hostid=") + kHostUuid), std::string::npos)
       << env.fabrics.written[0];
   EXPECT_EQ(env.err.str(), "");  // a note only with -v
@@ -188,7 +188,7 @@ TEST_F(ConnectTest, MissingHostidFileSendsTheHostnqnUuid) {
 TEST_F(ConnectTest, HostnqnWithoutAnyHostidConnectsWithAWarning) {
   env.fs.remove("/etc/nvme/hostid");
   env.fs.add("/etc/nvme/hostnqn", "nqn.2024-01.io.rnvme:host-1\n");
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   EXPECT_EQ(env.fabrics.written[0].find("hostid="), std::string::npos);
   EXPECT_NE(env.err.str().find("warning: /etc/nvme/hostid: missing, and host NQN "
                                "nqn.2024-01.io.rnvme:host-1 carries no UUID"),
@@ -199,7 +199,7 @@ TEST_F(ConnectTest, HostnqnWithoutAnyHostidConnectsWithAWarning) {
 
 TEST_F(ConnectTest, HostidOptionUnlikeTheHostnqnUuidConnects) {
   opts.hostid = "11111111-2222-4333-8444-555555555555";
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   EXPECT_EQ(env.fabrics.written.size(), 1u);
 }
 
@@ -208,7 +208,7 @@ TEST_F(ConnectTest, HostnqnInUseWithAnotherHostidIsRefusedBeforeWriting) {
   add_controller(env.fs, "nvme5", "nvme-subsys5", "nqn.2024-01.io.rnvme:other", "rdma",
                  "192.168.50.20", "4420");
   env.fs.add("/sys/class/nvme/nvme5/hostid", "11111111-2222-4333-8444-555555555555\n");
-  auto st = run_connect(env.ctx, opts);
+  auto st = run_connect(env.ctx, {opts});
   ASSERT_FALSE(st.ok());
   EXPECT_TRUE(env.fabrics.written.empty());
   EXPECT_EQ(st.error().code, ErrorCode::kConfig);
@@ -223,7 +223,7 @@ TEST_F(ConnectTest, HostidInUseWithAnotherHostnqnIsRefusedBeforeWriting) {
   add_controller(env.fs, "nvme6", "nvme-subsys6", "nqn.2024-01.io.rnvme:other", "rdma",
                  "192.168.50.20", "4420");
   env.fs.add("/sys/class/nvme/nvme6/hostnqn", "nqn.2024-01.io.rnvme:host-b\n");
-  auto st = run_connect(env.ctx, opts);
+  auto st = run_connect(env.ctx, {opts});
   ASSERT_FALSE(st.ok());
   EXPECT_TRUE(env.fabrics.written.empty());
   EXPECT_EQ(st.error().code, ErrorCode::kConfig);
@@ -234,12 +234,12 @@ TEST_F(ConnectTest, HostidInUseWithAnotherHostnqnIsRefusedBeforeWriting) {
   EXPECT_NE(st.error().fix.find("--hostnqn=nqn.2024-01.io.rnvme:host-b"), std::string::npos);
   // --duplicate-connect does not lift it: the kernel's rule is about hosts, not associations
   opts.duplicate_connect = true;
-  EXPECT_FALSE(run_connect(env.ctx, opts).ok());
+  EXPECT_FALSE(run_connect(env.ctx, {opts}).ok());
 }
 
 TEST_F(ConnectTest, TestnqnConnectsWithAWarning) {
   opts.nqn = "testnqn";
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   ASSERT_EQ(env.fabrics.written.size(), 1u);
   EXPECT_NE(env.fabrics.written[0].find(",nqn=testnqn"), std::string::npos);
   EXPECT_NE(env.err.str().find("warning: --nqn: 'testnqn' is not in the NVMe form"),
@@ -247,9 +247,26 @@ TEST_F(ConnectTest, TestnqnConnectsWithAWarning) {
       << env.err.str();
 }
 
+// --quiet: no notes or warnings on stderr; the result is printed and errors are not silenced.
+TEST_F(ConnectTest, QuietSuppressesNotesAndWarningsButNotErrors) {
+  env.ctx.verbose = 1;
+  opts.nqn = "testnqn";
+  opts.ignored.push_back("--host-iface does not apply to rdma (TCP): ignored");
+  ASSERT_TRUE(run_connect(env.ctx, {opts, /*quiet=*/true}).ok());
+  EXPECT_EQ(env.fabrics.written.size(), 1u);
+  EXPECT_EQ(env.err.str(), "");
+  EXPECT_EQ(env.out.str(), "connected nvme0 (cntlid 1)\n");
+  opts.queue_size = 4096;
+  auto st = run_connect(env.ctx, {opts, /*quiet=*/true});
+  ASSERT_FALSE(st.ok());
+  env.printer.print_error(st.error());
+  EXPECT_NE(env.err.str().find("rnvme: invalid value '4096' for --queue-size"), std::string::npos)
+      << env.err.str();
+}
+
 TEST_F(ConnectTest, OffFormHostnqnWarnsOnceWhetherOptionOrFile) {
   opts.hostnqn = "testhost";
-  ASSERT_TRUE(run_connect(env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
   EXPECT_NE(env.fabrics.written[0].find(",hostnqn=testhost,"), std::string::npos);
   EXPECT_EQ(env.err.str(),
             "warning: --hostnqn: 'testhost' is not in the NVMe form nqn.yyyy-mm.<reverse "
@@ -259,7 +276,7 @@ TEST_F(ConnectTest, OffFormHostnqnWarnsOnceWhetherOptionOrFile) {
   add_host_identity(file_env.fs);
   file_env.fs.add("/etc/nvme/hostnqn", "testhost\n");
   opts.hostnqn.clear();
-  ASSERT_TRUE(run_connect(file_env.ctx, opts).ok());
+  ASSERT_TRUE(run_connect(file_env.ctx, {opts}).ok());
   EXPECT_NE(file_env.fabrics.written[0].find(",hostnqn=testhost,"), std::string::npos);
   EXPECT_EQ(file_env.err.str().rfind("warning: /etc/nvme/hostnqn: 'testhost' is not in the NVMe "
                                      "form", 0),
@@ -270,7 +287,7 @@ TEST_F(ConnectTest, OffFormHostnqnWarnsOnceWhetherOptionOrFile) {
 
 TEST_F(ConnectTest, RefusedNqnNamesTheOptionAndWritesNothing) {
   opts.nqn = "nqn.2024-01.io.rnvme:" + std::string(202, 'x');  // 223 bytes
-  auto st = run_connect(env.ctx, opts);
+  auto st = run_connect(env.ctx, {opts});
   ASSERT_FALSE(st.ok());
   EXPECT_TRUE(env.fabrics.written.empty());
   EXPECT_EQ(st.error().code, ErrorCode::kUsage);
@@ -280,7 +297,7 @@ TEST_F(ConnectTest, RefusedNqnNamesTheOptionAndWritesNothing) {
 
 TEST_F(ConnectTest, BadOptionValueIsRefusedBeforeWriting) {
   opts.queue_size = 4096;
-  auto st = run_connect(env.ctx, opts);
+  auto st = run_connect(env.ctx, {opts});
   ASSERT_FALSE(st.ok());
   EXPECT_TRUE(env.fabrics.written.empty());
   EXPECT_EQ(st.error().code, ErrorCode::kUsage);
@@ -293,7 +310,7 @@ TEST_F(ConnectTest, WrongNqnExplained) {
   kernel_refuses(EIO, {"nvme nvme0: Connect Invalid Data Parameter, subsysnqn \"nqn.2024-01.io.rnvme:nope\"",
                        "nvme nvme0: failed to connect queue: 0 ret=386"});
   env.kmsg.emit("nvme nvme9: an older message that must not be blamed");
-  auto st = run_connect(env.ctx, opts);
+  auto st = run_connect(env.ctx, {opts});
   ASSERT_FALSE(st.ok());
   const Error& e = st.error();
   EXPECT_EQ(e.code, ErrorCode::kConnect);
@@ -307,7 +324,7 @@ TEST_F(ConnectTest, WrongPortExplained) {
   opts.trsvcid = "4999";
   kernel_refuses(ECONNRESET, {"nvme nvme0: Connect rejected: status 8 (invalid service ID).",
                               "nvme nvme0: rdma connection establishment failed (-104)"});
-  auto st = run_connect(env.ctx, opts);
+  auto st = run_connect(env.ctx, {opts});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().reason, "wrong_port");
   EXPECT_NE(st.error().message.find("192.168.50.10:4999"), std::string::npos);
@@ -317,7 +334,7 @@ TEST_F(ConnectTest, NoRdmaDeviceForSourceAddressExplained) {
   opts.host_traddr = "10.0.2.15";  // a local address on a netdev without an RDMA device
   env.net.local.insert("10.0.2.15");
   kernel_refuses(ENODEV, {"nvme nvme0: rdma_resolve_addr failed (-19)."});
-  auto st = run_connect(env.ctx, opts);
+  auto st = run_connect(env.ctx, {opts});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().reason, "no_rdma_device");
   EXPECT_EQ(st.error().code, ErrorCode::kEnvironment);
@@ -327,14 +344,14 @@ TEST_F(ConnectTest, NoRdmaDeviceForSourceAddressExplained) {
 TEST_F(ConnectTest, NoRdmaDeviceWithoutKernelLines) {
   env.net.routes[kTargetIp] = "10.0.2.15";  // the route leaves through a non-RDMA netdev
   kernel_refuses(ECONNRESET, {});
-  auto st = run_connect(env.ctx, opts);
+  auto st = run_connect(env.ctx, {opts});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().reason, "no_rdma_device");
 }
 
 TEST_F(ConnectTest, BadOptionRejectedByKernelExplained) {
   kernel_refuses(EINVAL, {"nvme_fabrics: invalid parameter 'tos=%d'"});
-  auto st = run_connect(env.ctx, opts);
+  auto st = run_connect(env.ctx, {opts});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().reason, "bad_option");
   EXPECT_EQ(st.error().code, ErrorCode::kConnect);
@@ -343,7 +360,7 @@ TEST_F(ConnectTest, BadOptionRejectedByKernelExplained) {
 TEST_F(ConnectTest, UnreachableTargetExplained) {
   env.net.routes.clear();
   kernel_refuses(ECONNRESET, {});
-  auto st = run_connect(env.ctx, opts);
+  auto st = run_connect(env.ctx, {opts});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().reason, "unreachable");
 }
@@ -351,7 +368,7 @@ TEST_F(ConnectTest, UnreachableTargetExplained) {
 TEST_F(ConnectTest, MissingTransportModuleExplained) {
   env.fs.remove("/sys/module/rnvme");
   kernel_refuses(EINVAL, {"nvme_fabrics: no handler found for transport rdma."});
-  auto st = run_connect(env.ctx, opts);
+  auto st = run_connect(env.ctx, {opts});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().reason, "module_missing");
   EXPECT_NE(st.error().fix.find("modprobe"), std::string::npos);
@@ -359,7 +376,7 @@ TEST_F(ConnectTest, MissingTransportModuleExplained) {
 
 TEST_F(ConnectTest, UnparsableReplyIsAnError) {
   env.fabrics.handler = [](const std::string&) -> Result<std::string> { return std::string("?"); };
-  EXPECT_FALSE(run_connect(env.ctx, opts).ok());
+  EXPECT_FALSE(run_connect(env.ctx, {opts}).ok());
 }
 
 }  // namespace
@@ -389,7 +406,7 @@ class RecordTest : public ::testing::Test {
       e.sys_errno = err;
       return e;
     };
-    auto st = run_connect(env.ctx, opts);
+    auto st = run_connect(env.ctx, {opts});
     EXPECT_FALSE(st.ok());
     return st.ok() ? Error{} : st.error();
   }
@@ -447,7 +464,7 @@ TEST_F(RecordTest, LostRaceIsSuccessWithTheWinner) {
     e.sys_errno = EALREADY;
     return e;
   };
-  auto st = run_connect(env.ctx, opts);
+  auto st = run_connect(env.ctx, {opts});
   ASSERT_TRUE(st.ok()) << st.error().message;
   EXPECT_NE(env.out.str().find("nvme5"), std::string::npos) << env.out.str();
 }

@@ -6,6 +6,7 @@
 namespace rnvme {
 
 Status run_discover(Context& ctx, DiscoverArgs args) {
+  if (args.quiet) ctx.out.set_quiet(true);
   if (args.opts.nqn.empty()) args.opts.nqn = std::string(kDiscoveryNqn);
   for (const auto& n : args.opts.ignored) ctx.out.note(n);
   std::string device = args.device;
@@ -39,6 +40,7 @@ Action setup_discover(CLI::App& sub) {
   add_connect_options(sub, args->opts);
   sub.add_option("--device", args->device, "use an existing discovery controller (nvmeN)");
   sub.add_flag("-p,--persistent", args->persistent, "keep the discovery controller connected");
+  add_quiet_option(sub, args->quiet);
   return [args](Context& ctx) { return run_discover(ctx, *args); };
 }
 

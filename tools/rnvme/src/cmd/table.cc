@@ -50,4 +50,10 @@ void add_connect_options(CLI::App& app, ConnectOptions& opts) {
   }
 }
 
+void add_quiet_option(CLI::App& app, bool& quiet) {
+  app.add_flag("--quiet", quiet,
+               "print no notes or warnings on stderr (options ignored for RDMA, -v chatter); "
+               "errors and the result still");
+}
+
 }  // namespace rnvme

@@ -112,6 +112,23 @@ TEST(CommandTable, DhchapSecretRefusedWhenTheKernelCannotAuthenticate) {
   EXPECT_EQ(env.fabrics.written.size(), 1u);
 }
 
+// nvme-cli's --quiet on connect, discover and connect-all: the note about an option that does not
+// apply to RDMA (and every other note or warning) stays off stderr.
+TEST(CommandTable, QuietOnConnectDiscoverAndConnectAll) {
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"connect", "-a", "192.168.50.10", "-n", "testnqn", "-f", "eth1", "--quiet"},
+           {"discover", "-a", "192.168.50.10", "-f", "eth1", "--quiet"},
+           {"connect-all", "-a", "192.168.50.10", "-f", "eth1", "--quiet"}}) {
+    TestEnv env;
+    add_host_identity(env.fs);
+    env.ctx.dry_run = true;
+    env.ctx.verbose = 1;
+    ASSERT_TRUE(run_cli(env, args).ok()) << args[0];
+    EXPECT_EQ(env.err.str(), "") << args[0];
+    EXPECT_NE(env.out.str().find("192.168.50.10"), std::string::npos) << env.out.str();
+  }
+}
+
 TEST(CommandTable, NonNumericValueIsAParseError) {
   TestEnv env;
   EXPECT_THROW(run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "--queue-size", "lots"}),

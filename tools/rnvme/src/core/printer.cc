@@ -389,7 +389,9 @@ void Printer::print_error(const Error& e) {
   }
 }
 
-void Printer::note(std::string_view text) { fmt::print(err_, "{}\n", text); }
+void Printer::note(std::string_view text) {
+  if (!quiet_) fmt::print(err_, "{}\n", text);
+}
 
 namespace {
 

@@ -78,6 +78,9 @@ class Printer {
   Printer(Format format, std::ostream& out, std::ostream& err) : format_(format), out_(out), err_(err) {}
   Format format() const { return format_; }
   void set_format(Format f) { format_ = f; }
+  // --quiet (connect, connect-all, discover): note() prints nothing; errors and the results on
+  // the output stream are unchanged.
+  void set_quiet(bool q) { quiet_ = q; }
 
   void print(const DiscoveryLog& log);
   void print(const Topology& t);
@@ -90,7 +93,7 @@ class Printer {
   void print_json_document(const nlohmann::json& j) { json(j); }  // always JSON (doctor --dump-snapshot)
   void print(const StatsReport& s);
   void print_error(const Error& e);    // to the error stream
-  void note(std::string_view text);    // -v chatter, always to the error stream
+  void note(std::string_view text);    // notes, warnings, -v chatter: the error stream, unless quiet
   void raw(std::string_view text);     // already rendered (Prometheus exposition), as is
 
  private:
@@ -100,6 +103,7 @@ class Printer {
   Format format_;
   std::ostream& out_;
   std::ostream& err_;
+  bool quiet_ = false;
 };
 
 std::string human_size(uint64_t bytes);

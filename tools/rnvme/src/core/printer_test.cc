@@ -136,6 +136,16 @@ TEST(Printer, ErrorTextAndJson) {
   EXPECT_TRUE(nlohmann::json::parse(err3.str())["error"]["record"].is_null());
 }
 
+TEST(Printer, QuietDropsNotesNotErrors) {
+  std::ostringstream out, err;
+  Printer p(Format::kText, out, err);
+  p.note("warning: shown");
+  p.set_quiet(true);
+  p.note("warning: not shown");
+  p.print_error(make_error(ErrorCode::kUsage, "still shown"));
+  EXPECT_EQ(err.str(), "warning: shown\nrnvme: still shown\n");
+}
+
 TEST(Printer, HostCheckText) {
   HostCheck hc = check_host_identity(
       {std::string(testing::kHostnqn), std::string("11111111-2222-4333-8444-555555555555")});
