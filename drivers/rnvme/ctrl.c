@@ -105,6 +105,27 @@ void rnvme_note_connect_status(struct rnvme_ctrl *ctrl, int qid, u16 status,
 }
 
 /**
+ * rnvme_note_setup_command - a command sent on a queue that is not live yet
+ * @queue: the queue
+ * @rq:    the command's request, dispatched
+ *
+ * Counts the authentication messages the host sends (an authentication
+ * that fails is told apart by them: rnvme_auth_error_cause()).  A command
+ * requeued after this (no send resources) counts twice: the record is a
+ * diagnosis, and that is rare.  blk-mq dispatch context.
+ */
+void rnvme_note_setup_command(struct rnvme_queue *queue, struct request *rq)
+{
+	struct nvme_command *cmd = nvme_req(rq)->cmd;
+
+	if (blk_rq_is_passthrough(rq) &&
+	    cmd->common.opcode == nvme_fabrics_command &&
+	    cmd->fabrics.fctype == nvme_fabrics_type_auth_send &&
+	    queue->auth_sends < U8_MAX)
+		queue->auth_sends++;
+}
+
+/**
  * rnvme_note_setup_response - a response on a queue that is not live yet
  * @queue: the queue
  * @rq:    the request it answers

@@ -966,7 +966,6 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct nvme_command *c = nvme_req(rq)->cmd;
 	unsigned long qflags = READ_ONCE(queue->flags);
 	bool ready = qflags & BIT(RNVME_Q_LIVE);
-	bool auth_send;
 	blk_status_t ret;
 	int err;
 
@@ -990,9 +989,12 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 			return nvme_host_path_error(rq);
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
 	}
-	if (!nvme_check_ready(&queue->ctrl->ctrl, rq, ready)) {
-		rnvme_tele_rejected(queue);
-		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
+	if (unlikely(!ready)) {
+		if (!nvme_check_ready(&queue->ctrl->ctrl, rq, false)) {
+			rnvme_tele_rejected(queue);
+			return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
+		}
+		rnvme_note_setup_command(queue, rq);
 	}
 
 	/* first use of this request on this association: map its SQE */
@@ -1025,18 +1027,9 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 					      sizeof(struct nvme_command),
 					      DMA_TO_DEVICE);
 
-	/*
-	 * What an authentication that fails got through (the record's
-	 * cause); read before the post, after which the request may end.
-	 */
-	auth_send = unlikely(!ready) &&
-		    c->common.opcode == nvme_fabrics_command &&
-		    c->fabrics.fctype == nvme_fabrics_type_auth_send;
 	err = rnvme_submit(queue, req);
 	if (unlikely(err))
 		goto out_unmap_data;
-	if (unlikely(auth_send) && queue->auth_sends < U8_MAX)
-		queue->auth_sends++;
 
 	return BLK_STS_OK;
 

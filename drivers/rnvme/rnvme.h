@@ -589,6 +589,7 @@ void rnvme_note_cause(struct rnvme_ctrl *ctrl, const char *stage,
 		      const char *cause, int qid);
 void rnvme_note_cm_cause(struct rnvme_ctrl *ctrl, const char *stage,
 			 const char *cause, int qid, int cm_status, int rej_sts);
+void rnvme_note_setup_command(struct rnvme_queue *queue, struct request *rq);
 void rnvme_note_setup_response(struct rnvme_queue *queue, struct request *rq,
 			       const struct nvme_completion *cqe);
 void rnvme_note_connect_status(struct rnvme_ctrl *ctrl, int qid, u16 status,
