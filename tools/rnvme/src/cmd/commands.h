@@ -30,6 +30,8 @@ void add_quiet_option(CLI::App& app, bool& quiet);
 
 struct DiscoverArgs {
   ConnectOptions opts;
+  // -J: options not given come from this discovery controller's port there; "none": no file
+  std::string config_json = std::string(kConfigJsonPath);
   std::string device;     // use this existing discovery controller instead of connecting one
   bool persistent = false;
   bool quiet = false;     // errors only on stderr
@@ -39,6 +41,8 @@ Action setup_discover(CLI::App& sub);
 
 struct ConnectArgs {
   ConnectOptions opts;
+  // -J: options not given come from this controller's port there; "none": no file
+  std::string config_json = std::string(kConfigJsonPath);
   bool quiet = false;     // errors only on stderr
 };
 Status run_connect(Context& ctx, const ConnectArgs& args);
@@ -46,8 +50,8 @@ Action setup_connect(CLI::App& sub);
 
 struct ConnectAllArgs {
   ConnectOptions opts;    // discovery controller and template for every connection
-  std::string discovery_conf = "/etc/nvme/discovery.conf";
-  std::string config_json = "/etc/nvme/config.json";
+  std::string discovery_conf = std::string(kDiscoveryConfPath);
+  std::string config_json = std::string(kConfigJsonPath);  // "none": no file
   std::string event;      // a discovery controller as TRADDR_TRSVCID
   std::string device;     // a persistent discovery controller whose log changed (nvmeN)
   std::string lock_file = "/run/rnvme/connect-all.lock";  // empty: no lock

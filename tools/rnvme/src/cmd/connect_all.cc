@@ -147,10 +147,13 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
     tmpl.traddr = e->opts.traddr;
     tmpl.trsvcid = e->opts.trsvcid;
     tmpl.nqn = e->opts.nqn;
+    // and what they leave unset from config.json's port of that discovery controller (discover's)
+    if (auto st = apply_config_json(ctx, args.config_json, tmpl); !st) return st;
     discovery.push_back({e->source, tmpl, {}});
   } else if (!args.opts.traddr.empty()) {
     ConfigEntry e{"command line", args.opts, {}};
     if (e.opts.nqn.empty()) e.opts.nqn = std::string(kDiscoveryNqn);
+    if (auto st = apply_config_json(ctx, args.config_json, e.opts); !st) return st;
     discovery.push_back(std::move(e));
   } else {
     if (auto text = ctx.fs.read(args.discovery_conf)) {
@@ -158,11 +161,9 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
       if (!entries) return entries.error();
       for (auto& e : *entries) discovery.push_back(std::move(e));
     }
-    if (auto text = ctx.fs.read(args.config_json)) {
-      auto entries = parse_config_json(*text, args.config_json);
-      if (!entries) return entries.error();
-      for (auto& e : *entries) (e.opts.is_discovery() ? discovery : direct).push_back(std::move(e));
-    }
+    auto entries = read_config_json(ctx, args.config_json);
+    if (!entries) return entries.error();
+    for (auto& e : *entries) (e.opts.is_discovery() ? discovery : direct).push_back(std::move(e));
     // An empty configuration (nvme-cli's comment-only discovery.conf) is not an error: the boot
     // unit runs on every host that has the files.
     if (discovery.empty() && direct.empty()) {
@@ -175,20 +176,9 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
       ctx.out.print(none);
       return Ok{};
     }
-    // Command-line host identity and tunables apply where the file leaves them unset.
-    auto merge = [&](ConnectOptions& o) {
-      if (o.hostnqn.empty()) o.hostnqn = args.opts.hostnqn;
-      if (o.hostid.empty()) o.hostid = args.opts.hostid;
-      if (o.host_traddr.empty()) o.host_traddr = args.opts.host_traddr;
-      for (auto f : {&ConnectOptions::queue_size, &ConnectOptions::nr_io_queues,
-                      &ConnectOptions::nr_write_queues, &ConnectOptions::nr_poll_queues,
-                      &ConnectOptions::reconnect_delay, &ConnectOptions::ctrl_loss_tmo,
-                      &ConnectOptions::fast_io_fail_tmo, &ConnectOptions::keep_alive_tmo,
-                      &ConnectOptions::tos})
-        if (!(o.*f)) o.*f = args.opts.*f;
-    };
-    for (auto& e : discovery) merge(e.opts);
-    for (auto& e : direct) merge(e.opts);
+    // Command-line options apply where the file leaves them unset.
+    for (auto& e : discovery) fill_unset(e.opts, args.opts);
+    for (auto& e : direct) fill_unset(e.opts, args.opts);
   }
 
   // One connect-all at a time: a second waits, then finds the controllers made by the first.
@@ -230,7 +220,9 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
 Action setup_connect_all(CLI::App& sub) {
   auto args = std::make_shared<ConnectAllArgs>();
   add_connect_options(sub, args->opts);
-  sub.add_option("-J,--config", args->config_json, "nvme-cli JSON configuration file")
+  sub.add_option("-J,--config", args->config_json,
+                 "nvme-cli's JSON configuration: its ports are connected (without --traddr), or "
+                 "give the discovery controller's unset options; 'none' for no file")
       ->capture_default_str();
   sub.add_option("--discovery-conf", args->discovery_conf, "discovery controllers, one per line")
       ->capture_default_str();

@@ -203,6 +203,27 @@ TEST_F(ConnectAllTest, CommandLineDiscoveryController) {
   EXPECT_NE(env.out.str().find("connected"), std::string::npos);
 }
 
+// The discovery controller named on the command line takes its unset options from its port in
+// config.json, as `discover` does; they carry over to the connections, as a discovery.conf
+// line's do.
+TEST_F(ConnectAllTest, CommandLineDiscoveryControllerTakesItsConfigJsonPort) {
+  env.fs.add("/srv/c.json", std::string(R"([{"subsystems": [{"nqn": ")") + std::string(kDiscoveryNqn) +
+                                R"(", "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "keep_alive_tmo": 7}]}]}])");
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.config_json = "/srv/c.json";
+  args.opts.traddr = "192.168.50.10";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 3u);
+  EXPECT_NE(env.fabrics.written[0].find("keep_alive_tmo=7"), std::string::npos) << env.fabrics.written[0];
+  EXPECT_NE(env.fabrics.written[1].find("keep_alive_tmo=7"), std::string::npos);
+  args.config_json = "none";
+  env.fabrics.written.clear();
+  next = 0;  // the discovery controller is nvme0 again
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  EXPECT_EQ(env.fabrics.written[0].find("keep_alive_tmo"), std::string::npos);
+}
+
 TEST_F(ConnectAllTest, DryRunConnectsNothing) {
   env.ctx.dry_run = true;
   env.fs.add("/etc/nvme/config.json", R"([{"subsystems": [{"nqn": "nqn.2024-01.io.rnvme:target1", "ports": [{"transport": "rdma", "traddr": "192.168.50.10"}]}]}])");

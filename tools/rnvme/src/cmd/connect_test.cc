@@ -146,6 +146,53 @@ TEST_F(ConnectTest, ExistingAssociationWithTheSameHostTraddr) {
   EXPECT_EQ(env.out.str(), "already connected nvme7 (cntlid 1)\n");
 }
 
+// nvme-cli's -J: what the command line leaves unset comes from this controller's port in
+// config.json (its host's key included); what it gives wins; another port gives nothing.
+TEST_F(ConnectTest, ConfigJsonFillsWhatTheCommandLineLeavesUnset) {
+  env.fs.add("/etc/nvme/config.json", std::string(R"([{"hostnqn": ")") + kHostnqn + R"(",
+      "dhchap_key": "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:",
+      "subsystems": [{"nqn": ")" + kSubnqn + R"(", "ports": [
+        {"transport": "rdma", "traddr": "192.168.50.10", "trsvcid": "4421", "nr_io_queues": 2},
+        {"transport": "rdma", "traddr": "192.168.50.10", "queue_size": 32, "ctrl_loss_tmo": -1,
+         "host_traddr": "192.168.50.1", "host_iface": "eth0"}]}]}])");
+  opts.queue_size = 64;
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok()) << env.err.str();
+  ASSERT_EQ(env.fabrics.written.size(), 1u);
+  const std::string& w = env.fabrics.written[0];
+  EXPECT_NE(w.find(",host_traddr=192.168.50.1,"), std::string::npos) << w;
+  EXPECT_NE(w.find(",dhchap_secret=DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:"),
+            std::string::npos) << w;
+  EXPECT_NE(w.find(",queue_size=64,"), std::string::npos) << w;  // the command line wins
+  EXPECT_NE(w.find(",ctrl_loss_tmo=-1"), std::string::npos) << w;
+  EXPECT_EQ(w.find("nr_io_queues"), std::string::npos) << w;     // port 4421 is another controller
+  EXPECT_NE(env.err.str().find("port 1: --host-iface does not apply to rdma"), std::string::npos)
+      << env.err.str();
+  // -J none, or another file, leaves it out
+  for (std::string path : {"none", "/srv/other.json"}) {
+    env.fabrics.written.clear();
+    ASSERT_TRUE(run_connect(env.ctx, {.opts = opts, .config_json = path}).ok());
+    EXPECT_EQ(env.fabrics.written[0].find("ctrl_loss_tmo"), std::string::npos) << path;
+  }
+}
+
+TEST_F(ConnectTest, UnusableConfigJsonIsAConfigError) {
+  env.fs.add("/srv/broken.json", "{not json");
+  auto st = run_connect(env.ctx, {.opts = opts, .config_json = "/srv/broken.json"});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kConfig);
+  EXPECT_NE(st.error().fix.find("--config none"), std::string::npos) << st.error().fix;
+  // this controller's port with a value rnvme cannot use: not connected without it
+  env.fs.add("/etc/nvme/config.json", std::string(R"([{"subsystems": [{"nqn": ")") + kSubnqn +
+                                          R"(", "ports": [{"traddr": "192.168.50.10", "dhchap_key": "DHHC-1:00:abcd:"}]}]}])");
+  st = run_connect(env.ctx, {opts});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kConfig);
+  EXPECT_NE(st.error().message.find("invalid --dhchap-secret"), std::string::npos) << st.error().message;
+  EXPECT_TRUE(env.fabrics.written.empty());
+  opts.trsvcid = "4421";  // not that port's controller: the file is nvme-cli's, one port costs itself
+  EXPECT_TRUE(run_connect(env.ctx, {opts}).ok());
+}
+
 TEST_F(ConnectTest, MissingIdentityFilesLeaveItToTheKernel) {
   env.fs.remove("/etc/nvme/hostnqn");
   env.fs.remove("/etc/nvme/hostid");
@@ -252,12 +299,12 @@ TEST_F(ConnectTest, QuietSuppressesNotesAndWarningsButNotErrors) {
   env.ctx.verbose = 1;
   opts.nqn = "testnqn";
   opts.ignored.push_back("--host-iface does not apply to rdma (TCP): ignored");
-  ASSERT_TRUE(run_connect(env.ctx, {opts, /*quiet=*/true}).ok());
+  ASSERT_TRUE(run_connect(env.ctx, {.opts = opts, .quiet = true}).ok());
   EXPECT_EQ(env.fabrics.written.size(), 1u);
   EXPECT_EQ(env.err.str(), "");
   EXPECT_EQ(env.out.str(), "connected nvme0 (cntlid 1)\n");
   opts.queue_size = 4096;
-  auto st = run_connect(env.ctx, {opts, /*quiet=*/true});
+  auto st = run_connect(env.ctx, {.opts = opts, .quiet = true});
   ASSERT_FALSE(st.ok());
   env.printer.print_error(st.error());
   EXPECT_NE(env.err.str().find("rnvme: invalid value '4096' for --queue-size"), std::string::npos)

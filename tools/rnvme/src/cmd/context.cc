@@ -207,6 +207,50 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
   return out;
 }
 
+Result<std::vector<ConfigEntry>> read_config_json(Context& ctx, const std::string& path) {
+  if (path.empty() || path == "none") return std::vector<ConfigEntry>{};
+  auto text = ctx.fs.read(path);
+  if (!text) {
+    if (text.error().sys_errno == ENOENT || text.error().sys_errno == ENOTDIR) {
+      if (ctx.verbose) ctx.out.note(fmt::format("note: no {}; no options taken from it", path));
+      return std::vector<ConfigEntry>{};
+    }
+    Error e = text.error();
+    e.code = ErrorCode::kConfig;
+    e.fix = fmt::format("make {} readable, or pass --config none to leave it out", path);
+    return e;
+  }
+  auto entries = parse_config_json(*text, path);
+  if (!entries) {
+    Error e = entries.error();
+    if (e.fix.empty())
+      e.fix = fmt::format("correct {}, or pass --config none to leave it out", path);
+    return e;
+  }
+  return entries;
+}
+
+Status apply_config_json(Context& ctx, const std::string& path, ConnectOptions& opts) {
+  if (opts.traddr.empty() || opts.nqn.empty()) return Ok{};  // connect_controller() says what is missing
+  auto entries = read_config_json(ctx, path);
+  if (!entries) return entries.error();
+  std::string hostnqn = opts.hostnqn;
+  if (hostnqn.empty())
+    if (auto r = ctx.fs.read(std::string(kHostnqnPath))) hostnqn = trim(*r);
+  const ConfigEntry* port = find_config_port(*entries, opts, hostnqn);
+  if (!port) return Ok{};
+  if (!port->skip.empty())
+    return make_error(ErrorCode::kConfig, fmt::format("{}: {}", port->source, port->skip),
+                      "the configuration file's port for this controller has a value rnvme cannot "
+                      "use, and connecting without it could mean connecting otherwise than meant",
+                      fmt::format("correct {}, or pass --config none to leave it out", path));
+  if (ctx.verbose)
+    ctx.out.note(fmt::format("note: options not on the command line come from {}", port->source));
+  for (const auto& n : port->opts.ignored) ctx.out.note(fmt::format("{}: {}", port->source, n));
+  fill_unset(opts, port->opts);
+  return Ok{};
+}
+
 Status delete_controller(Context& ctx, const std::string& name) {
   if (ctx.dry_run) return Ok{};
   auto st = ctx.fs.write(fmt::format("/sys/class/nvme/{}/delete_controller", name), "1");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.h"
 #include "core/explain.h"
 #include "core/options.h"
 #include "core/printer.h"
@@ -52,6 +53,15 @@ EnvironmentFacts gather_environment(Context& ctx, const ConnectOptions& opts);
 // The one path to /dev/nvme-fabrics: identity check, validation, write, and on failure the
 // explanation. With ctx.dry_run nothing is written.
 Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts);
+
+// -J/--config of connect, discover and connect-all: nvme-cli's config.json at `path`, or nothing
+// for "none" (or ""). A file that does not exist is no configuration, as with nvme-cli; one that
+// cannot be read or parsed is an error (exit 3).
+Result<std::vector<ConfigEntry>> read_config_json(Context& ctx, const std::string& path);
+// Fills what `opts` (connect's or discover's, before any file is read) leaves unset from the port
+// of the config.json at `path` that is this controller (find_config_port). That port with a value
+// rnvme cannot use is an error: the file meant something for this controller.
+Status apply_config_json(Context& ctx, const std::string& path, ConnectOptions& opts);
 
 Status delete_controller(Context& ctx, const std::string& name);
 // Deletes every controller in `names`, going on past failures; prints what was deleted, what

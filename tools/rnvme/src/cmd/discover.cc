@@ -12,6 +12,7 @@ Status run_discover(Context& ctx, DiscoverArgs args) {
   std::string device = args.device;
   bool ours = false;  // connected here, so removed again unless --persistent
   if (device.empty()) {
+    if (auto st = apply_config_json(ctx, args.config_json, args.opts); !st) return st;
     auto c = connect_controller(ctx, args.opts);
     if (!c) return c.error();
     if (c->dry_run) {
@@ -38,6 +39,10 @@ Status run_discover(Context& ctx, DiscoverArgs args) {
 Action setup_discover(CLI::App& sub) {
   auto args = std::make_shared<DiscoverArgs>();
   add_connect_options(sub, args->opts);
+  sub.add_option("-J,--config", args->config_json,
+                 "nvme-cli's JSON configuration: options not given here come from this discovery "
+                 "controller's port there; 'none' for no file")
+      ->capture_default_str();
   sub.add_option("--device", args->device, "use an existing discovery controller (nvmeN)");
   sub.add_flag("-p,--persistent", args->persistent, "keep the discovery controller connected");
   add_quiet_option(sub, args->quiet);

@@ -74,6 +74,25 @@ TEST_F(DiscoverTest, ConnectedUniqueDiscoveryControllerIsUsedAndKept) {
   EXPECT_NE(env.out.str().find(kSubnqn), std::string::npos);
 }
 
+// -J: the discovery controller's port in config.json gives what the command line leaves unset.
+TEST_F(DiscoverTest, ConfigJsonGivesTheDiscoveryControllersOptions) {
+  const std::string port = R"(", "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "host_traddr": "192.168.50.1", "tos": 96}]}]}])";
+  env.fs.add("/etc/nvme/config.json",
+             std::string(R"([{"subsystems": [{"nqn": ")") + std::string(kDiscoveryNqn) + port);
+  env.fs.add("/srv/c.json", std::string(R"([{"subsystems": [{"nqn": ")") + kSubnqn + port);
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 1u);
+  EXPECT_NE(env.fabrics.written[0].find(",host_traddr=192.168.50.1,"), std::string::npos)
+      << env.fabrics.written[0];
+  EXPECT_NE(env.fabrics.written[0].find(",tos=96"), std::string::npos);
+  args.config_json = "none";
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  EXPECT_EQ(env.fabrics.written[1].find("tos="), std::string::npos) << env.fabrics.written[1];
+  args.config_json = "/srv/c.json";  // a port of an NVM subsystem is not this controller
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  EXPECT_EQ(env.fabrics.written[2].find("tos="), std::string::npos) << env.fabrics.written[2];
+}
+
 TEST_F(DiscoverTest, DryRunPrintsOptionString) {
   env.ctx.dry_run = true;
   ASSERT_TRUE(run_discover(env.ctx, args).ok());

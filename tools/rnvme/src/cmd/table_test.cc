@@ -129,6 +129,23 @@ TEST(CommandTable, QuietOnConnectDiscoverAndConnectAll) {
   }
 }
 
+// nvme-cli's -J/--config on connect and discover (connect-all has had it).
+TEST(CommandTable, ConnectAndDiscoverConfigOption) {
+  for (std::string nqn : {std::string(kSubnqn), std::string(kDiscoveryNqn)}) {
+    const std::string cmd = nqn == kSubnqn ? "connect" : "discover";
+    TestEnv env;
+    add_host_identity(env.fs);
+    env.ctx.dry_run = true;
+    env.fs.add("/srv/x.json", R"([{"subsystems": [{"nqn": ")" + nqn +
+                                  R"(", "ports": [{"transport": "rdma", "traddr": "10.0.0.1", "nr_io_queues": 3}]}]}])");
+    ASSERT_TRUE(run_cli(env, {cmd, "-a", "10.0.0.1", "-n", nqn, "-J", "/srv/x.json"}).ok());
+    EXPECT_NE(env.out.str().find(",nr_io_queues=3"), std::string::npos) << env.out.str();
+    ASSERT_TRUE(run_cli(env, {cmd, "-a", "10.0.0.1", "-n", nqn, "--config", "none"}).ok());
+    EXPECT_EQ(env.out.str().find(",nr_io_queues=3", env.out.str().find('\n')), std::string::npos)
+        << env.out.str();
+  }
+}
+
 TEST(CommandTable, NonNumericValueIsAParseError) {
   TestEnv env;
   EXPECT_THROW(run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "--queue-size", "lots"}),

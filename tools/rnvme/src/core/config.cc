@@ -1,8 +1,11 @@
 #include "core/config.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+
+#include <cstring>
 
 namespace rnvme {
 namespace {
@@ -165,6 +168,55 @@ Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::s
     }
   }
   return out;
+}
+
+namespace {
+
+// Two spellings of one address (IPv6 has many) are the same address.
+bool same_address(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  for (int af : {AF_INET, AF_INET6}) {
+    unsigned char x[16] = {}, y[16] = {};
+    if (inet_pton(af, a.c_str(), x) == 1 && inet_pton(af, b.c_str(), y) == 1)
+      return std::memcmp(x, y, sizeof x) == 0;
+  }
+  return false;
+}
+
+std::string_view port_of(const ConnectOptions& o) {
+  return o.trsvcid.empty() ? kDefaultRdmaPort : std::string_view(o.trsvcid);
+}
+
+}  // namespace
+
+const ConfigEntry* find_config_port(const std::vector<ConfigEntry>& entries,
+                                    const ConnectOptions& opts, std::string_view hostnqn) {
+  for (const auto& e : entries) {
+    const ConnectOptions& c = e.opts;
+    if (c.nqn != opts.nqn || !same_address(c.traddr, opts.traddr) || port_of(c) != port_of(opts))
+      continue;
+    if (!is_rdma_transport_name(c.transport)) continue;
+    if (!hostnqn.empty() && !c.hostnqn.empty() && c.hostnqn != hostnqn) continue;  // another host's
+    if (!opts.host_traddr.empty() && !c.host_traddr.empty() &&
+        !same_address(c.host_traddr, opts.host_traddr))
+      continue;
+    return &e;
+  }
+  return nullptr;
+}
+
+void fill_unset(ConnectOptions& into, const ConnectOptions& from) {
+  for (auto f : {&ConnectOptions::hostnqn, &ConnectOptions::hostid, &ConnectOptions::host_traddr,
+                 &ConnectOptions::dhchap_secret, &ConnectOptions::dhchap_ctrl_secret})
+    if ((into.*f).empty()) into.*f = from.*f;
+  for (auto f : {&ConnectOptions::queue_size, &ConnectOptions::nr_io_queues,
+                 &ConnectOptions::nr_write_queues, &ConnectOptions::nr_poll_queues,
+                 &ConnectOptions::reconnect_delay, &ConnectOptions::ctrl_loss_tmo,
+                 &ConnectOptions::fast_io_fail_tmo, &ConnectOptions::keep_alive_tmo,
+                 &ConnectOptions::tos})
+    if (!(into.*f)) into.*f = from.*f;
+  for (auto f : {&ConnectOptions::duplicate_connect, &ConnectOptions::disable_sqflow})
+    into.*f = into.*f || from.*f;
 }
 
 Result<ConfigEntry> parse_event_instance(std::string_view instance) {

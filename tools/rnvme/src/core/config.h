@@ -33,9 +33,19 @@ Result<std::vector<ConfigEntry>> parse_discovery_conf(std::string_view text, std
 Result<ConfigEntry> parse_event_instance(std::string_view instance);
 
 // The top level is nvme-cli's array of hosts (an object with "hosts" is accepted too). Ports of a
-// transport other than rdma are returned as well; callers decide what to skip.  A port with an
-// in-band authentication key comes back with `skip` set: rnvme cannot authenticate yet, and must
-// not connect without the authentication the key asks for.
+// transport other than rdma are returned as well; callers decide what to skip.  A port with a
+// value rnvme cannot use (a malformed DH-HMAC-CHAP key included) comes back with `skip` set.
 Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::string_view name);
+
+// The config.json port that is the controller `opts` names, as nvme-cli looks it up: the same
+// subsystem NQN, traddr and trsvcid (4420 when unset), an RDMA transport, and, where both name
+// one, the same host NQN (`hostnqn`: the one in effect, from the command line or
+// /etc/nvme/hostnqn) and host_traddr. The first such port, or nullptr.
+const ConfigEntry* find_config_port(const std::vector<ConfigEntry>& entries,
+                                    const ConnectOptions& opts, std::string_view hostnqn);
+
+// Fills what `into` leaves unset (an empty string, an unset number, a flag not given) from
+// `from`; the controller's address (transport, traddr, trsvcid, nqn) stays `into`'s.
+void fill_unset(ConnectOptions& into, const ConnectOptions& from);
 
 }  // namespace rnvme

@@ -110,6 +110,68 @@ TEST(ConfigJson, Errors) {
 namespace rnvme {
 namespace {
 
+// connect's and discover's -J: the port that is the controller named, as nvme-cli looks it up.
+TEST(ConfigJson, FindThePortOfAController) {
+  auto r = parse_config_json(R"([
+    {"hostnqn": "nqn.2024-01.io.rnvme:host-a", "subsystems": [{"nqn": "nqn.2024-01.io.rnvme:t1", "ports": [
+      {"transport": "tcp", "traddr": "192.168.50.10", "trsvcid": "4420", "queue_size": 16},
+      {"transport": "rdma", "traddr": "192.168.50.10", "queue_size": 32},
+      {"transport": "rdma", "traddr": "192.168.50.10", "trsvcid": "4421", "queue_size": 48},
+      {"transport": "rdma", "traddr": "fd00::0:10", "host_traddr": "fd00::1", "queue_size": 64}]}]},
+    {"hostnqn": "nqn.2024-01.io.rnvme:host-b", "subsystems": [{"nqn": "nqn.2024-01.io.rnvme:t1", "ports": [
+      {"transport": "rdma", "traddr": "192.168.50.10", "trsvcid": "4420", "queue_size": 128}]}]}])",
+                             "c.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ConnectOptions o;
+  o.nqn = "nqn.2024-01.io.rnvme:t1";
+  o.traddr = "192.168.50.10";
+  auto queue_size = [&](std::string_view hostnqn) -> std::optional<int> {
+    const ConfigEntry* e = find_config_port(*r, o, hostnqn);
+    return e ? e->opts.queue_size : std::nullopt;
+  };
+  EXPECT_EQ(queue_size("nqn.2024-01.io.rnvme:host-a"), 32);  // not the tcp port; 4420 either way
+  EXPECT_EQ(queue_size("nqn.2024-01.io.rnvme:host-b"), 128);
+  EXPECT_EQ(queue_size(""), 32);  // no host NQN known: the first port of that controller
+  EXPECT_EQ(queue_size("nqn.2024-01.io.rnvme:host-c"), std::nullopt);
+  o.trsvcid = "4421";
+  EXPECT_EQ(queue_size("nqn.2024-01.io.rnvme:host-a"), 48);
+  o.trsvcid.clear();
+  o.nqn = "nqn.2024-01.io.rnvme:t2";
+  EXPECT_EQ(queue_size(""), std::nullopt);
+  o.nqn = "nqn.2024-01.io.rnvme:t1";
+  o.traddr = "fd00::10";  // another spelling of the address
+  EXPECT_EQ(queue_size(""), 64);
+  o.host_traddr = "fd00:0::1";
+  EXPECT_EQ(queue_size(""), 64);
+  o.host_traddr = "fd00::2";  // another source address is another controller
+  EXPECT_EQ(queue_size(""), std::nullopt);
+}
+
+TEST(ConfigJson, FillUnsetKeepsWhatIsSet) {
+  ConnectOptions into, from;
+  into.traddr = "10.0.0.1";
+  into.queue_size = 64;
+  into.hostnqn = "nqn.2024-01.io.rnvme:given";
+  from.traddr = "10.0.0.2";
+  from.trsvcid = "4421";
+  from.queue_size = 32;
+  from.ctrl_loss_tmo = -1;
+  from.hostnqn = "nqn.2024-01.io.rnvme:file";
+  from.hostid = "11111111-2222-4333-8444-555555555555";
+  from.dhchap_secret = "DHHC-1:00:x:";
+  from.disable_sqflow = true;
+  fill_unset(into, from);
+  EXPECT_EQ(into.traddr, "10.0.0.1");
+  EXPECT_EQ(into.trsvcid, "");
+  EXPECT_EQ(into.queue_size, 64);
+  EXPECT_EQ(into.ctrl_loss_tmo, -1);
+  EXPECT_EQ(into.hostnqn, "nqn.2024-01.io.rnvme:given");
+  EXPECT_EQ(into.hostid, "11111111-2222-4333-8444-555555555555");
+  EXPECT_EQ(into.dhchap_secret, "DHHC-1:00:x:");
+  EXPECT_TRUE(into.disable_sqflow);
+  EXPECT_FALSE(into.duplicate_connect);
+}
+
 TEST(EventInstance, TraddrAndPortOfTheDiscoveryController) {
   auto e = parse_event_instance("192.0.2.2_4420");
   ASSERT_TRUE(e) << e.error().message;
