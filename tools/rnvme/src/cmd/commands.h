@@ -57,6 +57,8 @@ struct ConnectAllArgs {
   std::string lock_file = "/run/rnvme/connect-all.lock";  // empty: no lock
   int lock_wait_s = 300;
   bool quiet = false;     // errors only on stderr
+  // print what would be connected (config.json's layout, secrets hidden) instead of connecting
+  bool dump_config = false;
 };
 Status run_connect_all(Context& ctx, const ConnectAllArgs& args);
 Action setup_connect_all(CLI::App& sub);

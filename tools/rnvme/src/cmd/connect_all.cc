@@ -93,12 +93,15 @@ void connect_log_entries(Context& ctx, const ConfigEntry& disc, const std::vecto
   }
 }
 
+std::string device_name(const std::string& device) {
+  return device.rfind("/dev/", 0) == 0 ? device.substr(5) : device;
+}
+
 // A persistent discovery controller that announced a change of its log (udev: NVME_AEN 0x70f002
 // on nvmeN, rnvme-connect@nvmeN.service): the log is read from that controller, never from a new
 // one, and each connection takes its transport, host address and host identity.
-Status connect_from_device(Context& ctx, const ConnectAllArgs& args, ConnectAllOutcome& out) {
-  std::string dev = args.device;
-  if (dev.rfind("/dev/", 0) == 0) dev = dev.substr(5);
+Result<ConfigEntry> device_entry(Context& ctx, const ConnectAllArgs& args) {
+  const std::string dev = device_name(args.device);
   const NvmeController* c = nullptr;
   const Topology topo = scan_topology(ctx.fs);
   for (const auto& s : topo.subsystems)
@@ -119,7 +122,13 @@ Status connect_from_device(Context& ctx, const ConnectAllArgs& args, ConnectAllO
   if (!c->host_traddr.empty()) disc.opts.host_traddr = c->host_traddr;
   if (!c->hostnqn.empty()) disc.opts.hostnqn = c->hostnqn;
   if (!c->hostid.empty()) disc.opts.hostid = c->hostid;
-  ConnectAllItem head{disc.source, disc.opts.nqn, c->traddr, c->trsvcid, "", dev, "", "", ""};
+  return disc;
+}
+
+Status connect_from_device(Context& ctx, const std::string& dev, const ConfigEntry& disc,
+                           ConnectAllOutcome& out) {
+  ConnectAllItem head{disc.source, disc.opts.nqn, disc.opts.traddr, disc.opts.trsvcid, "", dev,
+                      "", "", ""};
   if (ctx.dry_run) {
     head.status = "would_discover";
     out.items.push_back(head);
@@ -131,14 +140,44 @@ Status connect_from_device(Context& ctx, const ConnectAllArgs& args, ConnectAllO
   return Ok{};
 }
 
+// Why a line or port is not connected (another transport, a value rnvme cannot use), or "".
+std::string skip_reason(const ConfigEntry& e) {
+  if (!e.skip.empty()) return e.skip;
+  if (!is_rdma_transport_name(e.opts.transport))
+    return fmt::format("transport {} is not rdma", e.opts.transport);
+  return {};
+}
+
+// --dump-config: what would be connected, with the host identity connect would send, in
+// config.json's layout; what would be skipped is named on stderr.
+Status dump_config(Context& ctx, const std::vector<const ConfigEntry*>& entries) {
+  std::vector<ConnectOptions> ports;
+  for (const ConfigEntry* e : entries) {
+    for (const auto& n : e->opts.ignored) ctx.out.note(fmt::format("{}: {}", e->source, n));
+    if (auto why = skip_reason(*e); !why.empty()) {
+      ctx.out.note(fmt::format("{}: skipped: {}", e->source, why));
+      continue;
+    }
+    ConnectOptions o = e->opts;
+    (void)resolve_host_identity(ctx, o);
+    ports.push_back(std::move(o));
+  }
+  ctx.out.raw(render_config_json(ports));
+  return Ok{};
+}
+
 }  // namespace
 
 Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
   if (args.quiet) ctx.out.set_quiet(true);
   std::vector<ConfigEntry> discovery;  // discovery controllers to ask
   std::vector<ConfigEntry> direct;     // subsystems to connect as configured
+  std::optional<ConfigEntry> from_device;
   if (!args.device.empty()) {
-    // the controller itself says where to connect (connect_from_device())
+    // the controller itself says where to connect
+    auto d = device_entry(ctx, args);
+    if (!d) return d.error();
+    from_device = std::move(*d);
   } else if (!args.event.empty()) {
     auto e = parse_event_instance(args.event);
     if (!e) return e.error();
@@ -166,7 +205,7 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
     for (auto& e : *entries) (e.opts.is_discovery() ? discovery : direct).push_back(std::move(e));
     // An empty configuration (nvme-cli's comment-only discovery.conf) is not an error: the boot
     // unit runs on every host that has the files.
-    if (discovery.empty() && direct.empty()) {
+    if (discovery.empty() && direct.empty() && !args.dump_config) {
       ConnectAllOutcome none;
       none.note = fmt::format(
           "nothing configured: no --traddr given and neither {} nor {} lists a controller "
@@ -181,6 +220,14 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
     for (auto& e : direct) fill_unset(e.opts, args.opts);
   }
 
+  if (args.dump_config) {
+    std::vector<const ConfigEntry*> all;
+    if (from_device) all.push_back(&*from_device);
+    for (const auto& d : discovery) all.push_back(&d);
+    for (const auto& e : direct) all.push_back(&e);
+    return dump_config(ctx, all);
+  }
+
   // One connect-all at a time: a second waits, then finds the controllers made by the first.
   std::optional<FileLock> lock;
   if (!ctx.dry_run && !args.lock_file.empty()) {
@@ -189,15 +236,14 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
     lock.emplace(std::move(*l));
   }
   ConnectAllOutcome out;
-  if (!args.device.empty())
-    if (auto st = connect_from_device(ctx, args, out); !st) return st;
+  if (from_device)
+    if (auto st = connect_from_device(ctx, device_name(args.device), *from_device, out); !st)
+      return st;
   // Lines and ports for another transport, or that rnvme cannot honour, are skipped with why;
   // options that do not apply to RDMA are named once per line.
   auto usable = [&](const ConfigEntry& e) {
     for (const auto& n : e.opts.ignored) ctx.out.note(fmt::format("{}: {}", e.source, n));
-    std::string why = e.skip;
-    if (why.empty() && !is_rdma_transport_name(e.opts.transport))
-      why = fmt::format("transport {} is not rdma", e.opts.transport);
+    const std::string why = skip_reason(e);
     if (why.empty()) return true;
     out.items.push_back({e.source, e.opts.nqn, e.opts.traddr, e.opts.trsvcid, "skipped", "", "",
                          why, ""});
@@ -238,6 +284,9 @@ Action setup_connect_all(CLI::App& sub) {
   sub.add_option("--lock-wait", args->lock_wait_s, "seconds to wait for another connect-all")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
+  sub.add_flag("-O,--dump-config", args->dump_config,
+               "print the configuration that would be connected (nvme-cli's config.json layout, "
+               "keys as (secret)) and connect nothing");
   add_quiet_option(sub, args->quiet);
   return [args](Context& ctx) { return run_connect_all(ctx, *args); };
 }

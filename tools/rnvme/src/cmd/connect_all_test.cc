@@ -224,6 +224,47 @@ TEST_F(ConnectAllTest, CommandLineDiscoveryControllerTakesItsConfigJsonPort) {
   EXPECT_EQ(env.fabrics.written[0].find("keep_alive_tmo"), std::string::npos);
 }
 
+// nvme-cli's --dump-config: the entries of discovery.conf and config.json, with the command
+// line's options where they leave them unset and the host identity connect would send, as
+// config.json; keys hidden; what would be skipped named on stderr; nothing connected or locked.
+TEST_F(ConnectAllTest, DumpConfigPrintsWhatWouldBeConnectedAndConnectsNothing) {
+  env.json();  // the dump is config.json's layout whatever the output format
+  env.fs.add("/etc/nvme/discovery.conf",
+             "--transport=rdma --traddr=192.168.50.20 -Q 32\n--transport=tcp --traddr=192.168.60.10\n");
+  env.fs.add("/etc/nvme/config.json", std::string(R"([{"subsystems": [{"nqn": ")") + kSubnqn +
+      R"(", "ports": [{"transport": "rdma", "traddr": "192.168.50.10", "dhchap_key": "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:"}]}]}])");
+  ConnectAllArgs args;
+  args.lock_file = "/dev/null/connect-all.lock";  // taking it would fail (ENOTDIR), harmlessly
+  args.dump_config = true;
+  args.opts.queue_size = 64;
+  args.opts.ctrl_loss_tmo = -1;
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok()) << env.err.str();
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_TRUE(env.fs.writes.empty());
+  EXPECT_EQ(env.out.str().find("DHHC"), std::string::npos) << env.out.str();
+  const auto j = nlohmann::json::parse(env.out.str());
+  ASSERT_TRUE(j.is_array()) << env.out.str();
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["hostnqn"], kHostnqn);  // from /etc/nvme, as connect would send it
+  EXPECT_EQ(j[0]["hostid"], kHostUuid);
+  const auto& subs = j[0]["subsystems"];
+  ASSERT_EQ(subs.size(), 2u);
+  EXPECT_EQ(subs[0]["nqn"], kDiscoveryNqn);
+  EXPECT_EQ(subs[0]["ports"][0]["traddr"], "192.168.50.20");
+  EXPECT_EQ(subs[0]["ports"][0]["queue_size"], 32);  // the line's own value stays
+  EXPECT_EQ(subs[0]["ports"][0]["ctrl_loss_tmo"], -1);
+  EXPECT_EQ(subs[1]["nqn"], kSubnqn);
+  EXPECT_EQ(subs[1]["ports"][0]["queue_size"], 64);  // the command line's, where the file has none
+  EXPECT_EQ(subs[1]["ports"][0]["dhchap_key"], "(secret)");
+  EXPECT_FALSE(j.dump().find("192.168.60.10") != std::string::npos);
+  EXPECT_NE(env.err.str().find("discovery.conf:2: skipped: transport tcp is not rdma"),
+            std::string::npos) << env.err.str();
+  // nothing configured: an empty list
+  TestEnv empty;
+  ASSERT_TRUE(run_connect_all(empty.ctx, args).ok());
+  EXPECT_EQ(empty.out.str(), "[]\n");
+}
+
 TEST_F(ConnectAllTest, DryRunConnectsNothing) {
   env.ctx.dry_run = true;
   env.fs.add("/etc/nvme/config.json", R"([{"subsystems": [{"nqn": "nqn.2024-01.io.rnvme:target1", "ports": [{"transport": "rdma", "traddr": "192.168.50.10"}]}]}])");

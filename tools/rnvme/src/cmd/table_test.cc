@@ -168,5 +168,17 @@ TEST(CommandTable, ConnectAllConfigOption) {
   EXPECT_NE(env.out.str().find("would_connect"), std::string::npos);
 }
 
+TEST(CommandTable, ConnectAllDumpConfig) {
+  for (std::string flag : {"--dump-config", "-O"}) {
+    TestEnv env;
+    env.fs.add("/srv/x.json", std::string(R"([{"subsystems": [{"nqn": ")") + kSubnqn +
+                                  R"(", "ports": [{"transport": "rdma", "traddr": "10.0.0.1"}]}]}])");
+    ASSERT_TRUE(run_cli(env, {"connect-all", "-J", "/srv/x.json", "--discovery-conf", "/none", flag}).ok());
+    const auto j = nlohmann::json::parse(env.out.str());
+    EXPECT_EQ(j[0]["subsystems"][0]["ports"][0]["traddr"], "10.0.0.1") << env.out.str();
+    EXPECT_TRUE(env.fabrics.written.empty());
+  }
+}
+
 }  // namespace
 }  // namespace rnvme

@@ -37,6 +37,33 @@ std::vector<std::string> split_words(std::string_view line) {
   return words;
 }
 
+// config.json's keys are the options' long names with '_' for '-', but for these (nvme-cli's
+// names of the DH-HMAC-CHAP keys, --dhchap-secret and --dhchap-ctrl-secret on its command line).
+constexpr std::pair<std::string_view, std::string_view> kJsonKeyRenames[] = {
+    {"dhchap_key", "dhchap-secret"},
+    {"dhchap_ctrl_key", "dhchap-ctrl-secret"},
+};
+
+std::string json_key(const OptionSpec& spec) {
+  for (auto [key, option] : kJsonKeyRenames)
+    if (option == spec.long_name) return std::string(key);
+  std::string key(spec.long_name);
+  for (auto& c : key)
+    if (c == '-') c = '_';
+  return key;
+}
+
+// The option a port's key names (find_option() takes '_' for '-'), or the key itself.
+std::string_view option_of_json_key(std::string_view key) {
+  for (auto [k, option] : kJsonKeyRenames)
+    if (k == key) return option;
+  return key;
+}
+
+bool is_secret(const OptionSpec& spec) {
+  return spec.long_name == "dhchap-secret" || spec.long_name == "dhchap-ctrl-secret";
+}
+
 }  // namespace
 
 Status parse_argument_line(std::string_view line, ConnectOptions& opts) {
@@ -144,9 +171,7 @@ Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::s
         e.opts.dhchap_secret = host_key;
         for (const auto& [key, val] : port.items()) {
           // config.json's names for the DH-HMAC-CHAP keys (nvme-cli: --dhchap-secret/-ctrl-secret)
-          const std::string_view opt = key == "dhchap_key"        ? "dhchap-secret"
-                                       : key == "dhchap_ctrl_key" ? "dhchap-ctrl-secret"
-                                                                  : std::string_view(key);
+          const std::string_view opt = option_of_json_key(key);
           if (opt != key && val.is_string() && val.get<std::string>().empty()) continue;
           const OptionSpec* spec = find_option(opt);
           if (!spec) continue;  // nvme-cli keys rnvme has no use for (persistent, discovery, ...)
@@ -217,6 +242,56 @@ void fill_unset(ConnectOptions& into, const ConnectOptions& from) {
     if (!(into.*f)) into.*f = from.*f;
   for (auto f : {&ConnectOptions::duplicate_connect, &ConnectOptions::disable_sqflow})
     into.*f = into.*f || from.*f;
+}
+
+std::string render_config_json(const std::vector<ConnectOptions>& ports) {
+  using nlohmann::ordered_json;
+  ordered_json hosts = ordered_json::array();
+  for (const ConnectOptions& o : ports) {
+    ordered_json* host = nullptr;
+    for (auto& h : hosts)
+      if (h.value("hostnqn", "") == o.hostnqn && h.value("hostid", "") == o.hostid) host = &h;
+    if (!host) {
+      ordered_json h = ordered_json::object();
+      if (!o.hostnqn.empty()) h["hostnqn"] = o.hostnqn;
+      if (!o.hostid.empty()) h["hostid"] = o.hostid;
+      h["subsystems"] = ordered_json::array();
+      hosts.push_back(std::move(h));
+      host = &hosts.back();
+    }
+    ordered_json& subs = (*host)["subsystems"];
+    ordered_json* sub = nullptr;
+    for (auto& s : subs)
+      if (s["nqn"] == o.nqn) sub = &s;
+    if (!sub) {
+      subs.push_back({{"nqn", o.nqn}, {"ports", ordered_json::array()}});
+      sub = &subs.back();
+    }
+    ConnectOptions copy = o;  // the table's accessors take a mutable one
+    ordered_json port = ordered_json::object();
+    for (const auto& spec : option_table()) {
+      // the subsystem's and the host's, above
+      if (spec.long_name == "nqn" || spec.long_name == "hostnqn" || spec.long_name == "hostid")
+        continue;
+      switch (spec.kind) {
+        case OptionKind::kString:
+          if (const std::string& v = *spec.str(copy); !v.empty())
+            port[json_key(spec)] = is_secret(spec) ? std::string("(secret)") : v;
+          break;
+        case OptionKind::kInt:
+          if (const auto& v = *spec.num(copy)) port[json_key(spec)] = *v;
+          break;
+        case OptionKind::kFlag:
+          if (*spec.flag(copy)) port[json_key(spec)] = true;
+          break;
+        case OptionKind::kNotRdma:
+        case OptionKind::kNotRdmaFlag:
+          break;
+      }
+    }
+    (*sub)["ports"].push_back(std::move(port));
+  }
+  return hosts.dump(2) + "\n";
 }
 
 Result<ConfigEntry> parse_event_instance(std::string_view instance) {

@@ -44,6 +44,12 @@ Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::s
 const ConfigEntry* find_config_port(const std::vector<ConfigEntry>& entries,
                                     const ConnectOptions& opts, std::string_view hostnqn);
 
+// `ports` in nvme-cli's config.json layout: a list of hosts ("hostnqn", "hostid") with their
+// "subsystems" ("nqn"), each with its "ports" (the connect options that are set, by config.json's
+// keys); grouped in the order first seen. DH-HMAC-CHAP keys are written as "(secret)". What
+// parse_config_json() reads back, secrets aside.
+std::string render_config_json(const std::vector<ConnectOptions>& ports);
+
 // Fills what `into` leaves unset (an empty string, an unset number, a flag not given) from
 // `from`; the controller's address (transport, traddr, trsvcid, nqn) stays `into`'s.
 void fill_unset(ConnectOptions& into, const ConnectOptions& from);

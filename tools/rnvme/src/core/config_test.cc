@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace rnvme {
 namespace {
 
@@ -170,6 +172,66 @@ TEST(ConfigJson, FillUnsetKeepsWhatIsSet) {
   EXPECT_EQ(into.dhchap_secret, "DHHC-1:00:x:");
   EXPECT_TRUE(into.disable_sqflow);
   EXPECT_FALSE(into.duplicate_connect);
+}
+
+// connect-all --dump-config: nvme-cli's layout, grouped by host and subsystem, keys hidden, and
+// read back by the same parser.
+TEST(ConfigJson, RenderedInNvmeCliLayoutAndReadBack) {
+  ConnectOptions a;
+  a.hostnqn = "nqn.2024-01.io.rnvme:host-a";
+  a.hostid = "11111111-2222-4333-8444-555555555555";
+  a.nqn = "nqn.2024-01.io.rnvme:t1";
+  a.traddr = "192.168.50.10";
+  a.trsvcid = "4420";
+  a.queue_size = 32;
+  a.ctrl_loss_tmo = -1;
+  a.duplicate_connect = true;
+  a.ignored = {"--host-iface does not apply to rdma (TCP): ignored"};
+  ConnectOptions b = a;
+  b.traddr = "192.168.50.11";
+  b.queue_size.reset();
+  b.duplicate_connect = false;
+  ConnectOptions d;
+  d.hostnqn = a.hostnqn;
+  d.hostid = a.hostid;
+  d.nqn = std::string(kDiscoveryNqn);
+  d.traddr = "192.168.50.10";
+  d.dhchap_secret = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
+  ConnectOptions other = a;
+  other.hostnqn = "nqn.2024-01.io.rnvme:host-b";
+  other.hostid.clear();
+  const std::string text = render_config_json({a, d, b, other});
+  EXPECT_EQ(text.find("DHHC"), std::string::npos) << text;
+  const auto j = nlohmann::json::parse(text);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["hostnqn"], "nqn.2024-01.io.rnvme:host-a");
+  EXPECT_EQ(j[0]["hostid"], "11111111-2222-4333-8444-555555555555");
+  ASSERT_EQ(j[0]["subsystems"].size(), 2u);
+  EXPECT_EQ(j[0]["subsystems"][0]["nqn"], "nqn.2024-01.io.rnvme:t1");
+  EXPECT_EQ(j[0]["subsystems"][0]["ports"].size(), 2u);
+  EXPECT_EQ(j[0]["subsystems"][0]["ports"][0],
+            nlohmann::json::parse(R"({"transport": "rdma", "traddr": "192.168.50.10", "trsvcid": "4420",
+                                      "queue_size": 32, "ctrl_loss_tmo": -1, "duplicate_connect": true})"));
+  EXPECT_EQ(j[0]["subsystems"][1]["ports"][0]["dhchap_key"], "(secret)");
+  EXPECT_FALSE(j[1].contains("hostid"));
+  // the parser reads it back: the same controllers with the same options
+  auto r = parse_config_json(text, "dump");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 4u);
+  const auto& back = (*r)[0].opts;  // host a, subsystem t1, first port
+  EXPECT_EQ(back.nqn, a.nqn);
+  EXPECT_EQ(back.hostnqn, a.hostnqn);
+  EXPECT_EQ(back.hostid, a.hostid);
+  EXPECT_EQ(back.traddr, a.traddr);
+  EXPECT_EQ(back.queue_size, 32);
+  EXPECT_EQ(back.ctrl_loss_tmo, -1);
+  EXPECT_TRUE(back.duplicate_connect);
+  EXPECT_EQ((*r)[1].opts.traddr, "192.168.50.11");
+  EXPECT_TRUE((*r)[2].opts.is_discovery());
+  EXPECT_FALSE((*r)[2].skip.empty());  // "(secret)" is not a key: that port would not connect
+  EXPECT_EQ((*r)[3].opts.hostnqn, "nqn.2024-01.io.rnvme:host-b");
+  EXPECT_EQ(render_config_json({}), "[]\n");
 }
 
 TEST(EventInstance, TraddrAndPortOfTheDiscoveryController) {
