@@ -123,7 +123,11 @@ struct TopArgs {
   int iterations = 0;         // 0: until interrupted
 };
 Status run_top(Context& ctx, const TopArgs& args);
-// One frame of `top` (80 columns): rates over `secs` since `prev`, or averages since the reset.
+// One frame of `top`: rates over `secs` since `prev`, or averages since the reset, in `sort`'s
+// order; the model of both outputs (Printer::print(TopFrame)).
+TopFrame top_frame(const StatsReport* prev, const StatsReport& cur, double secs,
+                   const std::string& sort);
+// That frame as text (80 columns).
 std::string render_top(const StatsReport* prev, const StatsReport& cur, double secs,
                        const std::string& sort);
 Action setup_top(CLI::App& sub);

@@ -173,6 +173,51 @@ TEST(Top, RatesOverTheIntervalAndSortByLatency) {
   EXPECT_GT(bylat.find("nvme0          1       1000"), bylat.find("nvme0      admin")) << bylat;
 }
 
+// -o json (and --json): a document per refresh, one per line, from the frame the text shows.
+TEST(Top, JsonIsADocumentPerRefreshFromTheTextsModel) {
+  TestEnv env;
+  add_sample(env);
+  env.json();
+  TopArgs a;
+  a.iterations = 2;
+  a.interval = 0.1;
+  ASSERT_TRUE(run_top(env.ctx, a));
+  std::istringstream in(env.out.str());
+  std::vector<nlohmann::json> docs;
+  for (std::string line; std::getline(in, line);) docs.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(docs.size(), 2u) << env.out.str();
+  const auto& first = docs[0];
+  EXPECT_EQ(first["version"], 1);
+  EXPECT_EQ(first["controllers"], 1);
+  EXPECT_EQ(first["basis"], "since_reset");
+  EXPECT_TRUE(first["interval_s"].is_null());
+  EXPECT_EQ(first["sort"], "iops");
+  ASSERT_EQ(first["queues"].size(), 2u);
+  // the values of the golden text frame (top.txt), in its order
+  const auto& q1 = first["queues"][0];
+  EXPECT_EQ(q1["device"], "nvme0");
+  EXPECT_EQ(q1["qid"], 1);
+  EXPECT_EQ(q1["type"], "io");
+  EXPECT_DOUBLE_EQ(q1["seconds"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(q1["iops"].get<double>(), 400.0);
+  EXPECT_NEAR(q1["mib_per_s"].get<double>(), 1.6, 0.05);
+  EXPECT_EQ(q1["p99_ns"], 6291456);
+  EXPECT_EQ(q1["errors"], 5);
+  EXPECT_EQ(first["queues"][1]["type"], "admin");
+  EXPECT_EQ(docs[1]["basis"], "interval");
+  EXPECT_GE(docs[1]["interval_s"].get<double>(), 0.1);
+  EXPECT_DOUBLE_EQ(docs[1]["queues"][0]["iops"].get<double>(), 0.0);  // nothing new since
+  EXPECT_TRUE(docs[1]["queues"][0]["p50_ns"].is_null());
+  // text and JSON are the same frame
+  auto rep = collect_stats(env.ctx, "");
+  ASSERT_TRUE(rep);
+  const TopFrame f = top_frame(nullptr, *rep, 0, "iops");
+  EXPECT_EQ(to_json(f)["queues"], first["queues"]);
+  std::ostringstream text;
+  Printer(Format::kText, text, text).print(f);
+  EXPECT_EQ(text.str(), render_top(nullptr, *rep, 0, "iops"));
+}
+
 TEST(Top, RefusesBadArguments) {
   TestEnv env;
   add_sample(env);

@@ -3,30 +3,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
+#include <sstream>
 #include <thread>
 
 #include "cmd/commands.h"
 
 namespace rnvme {
 namespace {
-
-struct Row {
-  std::string ctrl;
-  int qid = 0;
-  double iops = 0, mibs = 0;
-  std::optional<uint64_t> p50, p99;
-  uint64_t errors = 0;
-};
-
-std::string lat(std::optional<uint64_t> ns) {
-  if (!ns) return "-";
-  if (*ns == UINT64_MAX) return ">68s";
-  const double v = static_cast<double>(*ns);
-  if (v < 1e6) return fmt::format("{:.3g}us", v / 1e3);
-  if (v < 1e9) return fmt::format("{:.3g}ms", v / 1e6);
-  return fmt::format("{:.3g}s", v / 1e9);
-}
 
 uint64_t errors_of(const CtrlTelemetry& t, const QueueTelemetry& q) {
   uint64_t e = q.get("host_aborted") + q.get("requeued") + q.get("failovers");
@@ -35,9 +18,9 @@ uint64_t errors_of(const CtrlTelemetry& t, const QueueTelemetry& q) {
   return e;
 }
 
-// Rows of `cur` over the interval since `prev` (or, without it, since the reset).
-std::vector<Row> rows(const StatsReport* prev, const StatsReport& cur, double secs) {
-  std::vector<Row> out;
+// A row per queue of `cur` over the interval since `prev` (or, without it, since the reset).
+std::vector<TopQueue> queues(const StatsReport* prev, const StatsReport& cur, double secs) {
+  std::vector<TopQueue> out;
   for (const auto& t : cur.ctrls) {
     const CtrlTelemetry* pt = nullptr;
     if (prev)
@@ -61,15 +44,17 @@ std::vector<Row> rows(const StatsReport* prev, const StatsReport& cur, double se
           h[b] += c[b] >= was ? c[b] - was : c[b];
         }
       }
-      Row r;
-      r.ctrl = t.device;
+      TopQueue r;
+      r.device = t.device;
       r.qid = q.qid;
+      r.type = q.qid == 0 ? "admin" : q.poll ? "poll" : "io";
+      r.seconds = span;
       const uint64_t n = d("completed_read") + d("completed_write") + d("completed_other");
       const uint64_t bytes = d("bytes_read") + d("bytes_write") + d("bytes_other");
       r.iops = span > 0 ? static_cast<double>(n) / span : 0;
-      r.mibs = span > 0 ? static_cast<double>(bytes) / span / 1048576.0 : 0;
-      r.p50 = percentile_ns(t.geometry, h, 50);
-      r.p99 = percentile_ns(t.geometry, h, 99);
+      r.mib_per_s = span > 0 ? static_cast<double>(bytes) / span / 1048576.0 : 0;
+      r.p50_ns = percentile_ns(t.geometry, h, 50);
+      r.p99_ns = percentile_ns(t.geometry, h, 99);
       const uint64_t e = errors_of(t, q), pe = pq ? errors_of(*pt, *pq) : 0;
       r.errors = e >= pe ? e - pe : e;
       out.push_back(r);
@@ -80,24 +65,26 @@ std::vector<Row> rows(const StatsReport* prev, const StatsReport& cur, double se
 
 }  // namespace
 
-// One frame: 80 columns.
-std::string render_top(const StatsReport* prev, const StatsReport& cur, double secs,
-                       const std::string& sort) {
-  auto r = rows(prev, cur, secs);
-  std::stable_sort(r.begin(), r.end(), [&](const Row& a, const Row& b) {
-    if (sort == "latency") return a.p99.value_or(0) > b.p99.value_or(0);
+TopFrame top_frame(const StatsReport* prev, const StatsReport& cur, double secs,
+                   const std::string& sort) {
+  TopFrame f;
+  f.controllers = cur.ctrls.size();
+  f.since_reset = prev == nullptr;
+  f.interval_s = prev ? secs : 0;
+  f.sort = sort;
+  f.queues = queues(prev, cur, secs);
+  std::stable_sort(f.queues.begin(), f.queues.end(), [&](const TopQueue& a, const TopQueue& b) {
+    if (sort == "latency") return a.p99_ns.value_or(0) > b.p99_ns.value_or(0);
     return a.iops > b.iops;
   });
-  std::string o = fmt::format("rnvme top: {} controller(s), {}, sorted by {}\n", cur.ctrls.size(),
-                              prev ? fmt::format("rates over {:.1f} s", secs) : "averages since the reset",
-                              sort == "latency" ? "p99 latency" : "IOPS");
-  o += fmt::format("{:<10} {:>5} {:>10} {:>9} {:>9} {:>9} {:>8}\n", "ctrl", "queue", "IOPS", "MiB/s",
-                   "p50", "p99", "errors");
-  for (const auto& x : r)
-    o += fmt::format("{:<10} {:>5} {:>10.0f} {:>9.1f} {:>9} {:>9} {:>8}\n", x.ctrl,
-                     x.qid == 0 ? std::string("admin") : std::to_string(x.qid), x.iops, x.mibs,
-                     lat(x.p50), lat(x.p99), x.errors);
-  return o;
+  return f;
+}
+
+std::string render_top(const StatsReport* prev, const StatsReport& cur, double secs,
+                       const std::string& sort) {
+  std::ostringstream out;
+  Printer(Format::kText, out, out).print(top_frame(prev, cur, secs, sort));
+  return out.str();
 }
 
 Status run_top(Context& ctx, const TopArgs& args) {
@@ -108,7 +95,9 @@ Status run_top(Context& ctx, const TopArgs& args) {
     return make_error(ErrorCode::kUsage, fmt::format("bad interval {}", args.interval), {},
                       "--interval takes seconds between 0.1 and 3600");
   if (args.iterations < 0) return make_error(ErrorCode::kUsage, "--iterations must be >= 0");
-  const bool tty = isatty(STDOUT_FILENO) && ctx.out.format() == Format::kText;
+  // text and JSON from one model: a frame per refresh (JSON: a document per line)
+  const bool text = ctx.out.format() == Format::kText;
+  const bool tty = text && isatty(STDOUT_FILENO);
   std::optional<StatsReport> prev;
   auto t_prev = std::chrono::steady_clock::now();
   for (int i = 0; args.iterations == 0 || i < args.iterations; i++) {
@@ -117,8 +106,8 @@ Status run_top(Context& ctx, const TopArgs& args) {
     if (!cur) return cur.error();
     auto now = std::chrono::steady_clock::now();
     const double secs = std::chrono::duration<double>(now - t_prev).count();
-    std::string frame = render_top(prev ? &*prev : nullptr, *cur, secs, args.sort);
-    ctx.out.raw((tty ? "\x1b[H\x1b[2J" : (i ? "\n" : "")) + frame);
+    if (text) ctx.out.raw(tty ? "\x1b[H\x1b[2J" : (i ? "\n" : ""));
+    ctx.out.print(top_frame(prev ? &*prev : nullptr, *cur, secs, args.sort));
     prev = std::move(*cur);
     t_prev = now;
   }

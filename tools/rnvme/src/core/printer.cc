@@ -220,9 +220,9 @@ json to_json(const DoctorReport& r) {
 
 int exit_code(ErrorCode code) { return static_cast<int>(code); }
 
-void Printer::emit(std::ostream& os, nlohmann::json j) {
+void Printer::emit(std::ostream& os, nlohmann::json j, int indent) {
   j["version"] = kJsonSchemaVersion;
-  os << j.dump(2) << '\n';
+  os << j.dump(indent) << '\n';
 }
 
 void Printer::json(const nlohmann::json& j) { emit(out_, j); }
@@ -536,6 +536,62 @@ void Printer::print(const StatsReport& s) {
       wrapped(out_, "  " + t.rdma_device + ":", items);
     }
   }
+}
+
+namespace {
+
+// top's latency column: "-", or the bound in us, ms or s, three digits
+std::string top_latency(std::optional<uint64_t> ns) {
+  if (!ns) return "-";
+  if (*ns == UINT64_MAX) return ">68s";
+  const double v = static_cast<double>(*ns);
+  if (v < 1e6) return fmt::format("{:.3g}us", v / 1e3);
+  if (v < 1e9) return fmt::format("{:.3g}ms", v / 1e6);
+  return fmt::format("{:.3g}s", v / 1e9);
+}
+
+nlohmann::json ns_or_null(std::optional<uint64_t> ns) {
+  return ns ? nlohmann::json(*ns) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const TopFrame& f) {
+  nlohmann::json queues = nlohmann::json::array();
+  for (const auto& q : f.queues)
+    queues.push_back({{"device", q.device},
+                      {"qid", q.qid},
+                      {"type", q.type},
+                      {"seconds", q.seconds},
+                      {"iops", q.iops},
+                      {"mib_per_s", q.mib_per_s},
+                      {"p50_ns", ns_or_null(q.p50_ns)},
+                      {"p99_ns", ns_or_null(q.p99_ns)},
+                      {"errors", q.errors}});
+  return {{"controllers", f.controllers},
+          {"basis", f.since_reset ? "since_reset" : "interval"},
+          {"interval_s", f.since_reset ? nlohmann::json(nullptr) : nlohmann::json(f.interval_s)},
+          {"sort", f.sort},
+          {"queues", std::move(queues)}};
+}
+
+void Printer::print(const TopFrame& f) {
+  if (format_ == Format::kJson) {
+    emit(out_, to_json(f), -1);
+    out_.flush();
+    return;
+  }
+  fmt::print(out_, "rnvme top: {} controller(s), {}, sorted by {}\n", f.controllers,
+             f.since_reset ? std::string("averages since the reset")
+                           : fmt::format("rates over {:.1f} s", f.interval_s),
+             f.sort == "latency" ? "p99 latency" : "IOPS");
+  fmt::print(out_, "{:<10} {:>5} {:>10} {:>9} {:>9} {:>9} {:>8}\n", "ctrl", "queue", "IOPS",
+             "MiB/s", "p50", "p99", "errors");
+  for (const auto& q : f.queues)
+    fmt::print(out_, "{:<10} {:>5} {:>10.0f} {:>9.1f} {:>9} {:>9} {:>8}\n", q.device,
+               q.qid == 0 ? std::string("admin") : std::to_string(q.qid), q.iops, q.mib_per_s,
+               top_latency(q.p50_ns), top_latency(q.p99_ns), q.errors);
+  out_.flush();
 }
 
 }  // namespace rnvme

@@ -62,6 +62,25 @@ struct StatsReport {
   std::vector<CtrlTelemetry> ctrls;
 };
 
+// `rnvme top`: one refresh, a row per queue in the order shown (by IOPS, or by p99 latency).
+struct TopQueue {
+  std::string device;     // nvme0
+  int qid = 0;            // 0: the admin queue
+  std::string type;       // admin, io, poll
+  double seconds = 0;     // what the rates are over: the interval, or the time since the reset
+  double iops = 0;
+  double mib_per_s = 0;
+  std::optional<uint64_t> p50_ns, p99_ns;  // bucket upper bounds; none without commands
+  uint64_t errors = 0;    // flushed or failed work completions, host-ended, requeued, failed over
+};
+struct TopFrame {
+  size_t controllers = 0;
+  bool since_reset = false;  // the first refresh: averages since each controller's reset
+  double interval_s = 0;     // otherwise the rates are over this interval
+  std::string sort;          // iops | latency
+  std::vector<TopQueue> queues;
+};
+
 nlohmann::json to_json(const DiscoveryLog& log);
 nlohmann::json to_json(const Topology& t);
 nlohmann::json to_json(const std::vector<RdmaDevice>& devs);
@@ -72,6 +91,7 @@ nlohmann::json to_json(const ConnectAllOutcome& c);
 nlohmann::json to_json(const Error& e);
 nlohmann::json to_json(const DoctorReport& r);
 nlohmann::json to_json(const StatsReport& s);
+nlohmann::json to_json(const TopFrame& f);
 
 class Printer {
  public:
@@ -92,14 +112,18 @@ class Printer {
   void print(const DoctorReport& r);
   void print_json_document(const nlohmann::json& j) { json(j); }  // always JSON (doctor --dump-snapshot)
   void print(const StatsReport& s);
+  // Text: 80 columns. JSON: one document on one line per refresh (JSON Lines). Flushed, since
+  // `top` shows one after another.
+  void print(const TopFrame& f);
   void print_error(const Error& e);    // to the error stream
   void note(std::string_view text);    // notes, warnings, -v chatter: the error stream, unless quiet
   void raw(std::string_view text);     // already rendered (Prometheus exposition), as is
 
  private:
   void json(const nlohmann::json& j);
-  // Every JSON document leaves through here: adds "version" (kJsonSchemaVersion).
-  static void emit(std::ostream& os, nlohmann::json j);
+  // Every JSON document leaves through here: adds "version" (kJsonSchemaVersion). indent -1: one
+  // line.
+  static void emit(std::ostream& os, nlohmann::json j, int indent = 2);
   Format format_;
   std::ostream& out_;
   std::ostream& err_;
