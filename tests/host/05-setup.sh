@@ -18,7 +18,7 @@ trap 'rm -rf "$work"' EXIT
 stub=$work/bin
 mkdir -p "$stub"
 
-V61=6.1.192-2 NN=56 V612=6.12.117-1~deb12u1 K612=6.12.117+deb12-amd64
+V61=6.1.192-2 NN=56 V612=6.12.117-1~deb12u1 K612=6.12.117+deb12-amd64 K612RT=6.12.117+deb12-rt-amd64
 
 # ---------------------------------------------------------------- fake apt
 # State in $FAKE: installed (lines "pkg version"), candidates ("pkg version"),
@@ -141,11 +141,13 @@ rc=$(run tests/setup-host.sh --with-612)
 line=$(grep 'apt-get .*install' "$FAKE/apt.log" | head -n 1)
 if [ "$rc" = 0 ] && [ "$(grep -c 'apt-get .*install' "$FAKE/apt.log")" = 1 ] &&
 	[[ $line == *" linux-image-$K612=$V612 "* ]] && [[ $line == *" linux-source-6.12=$V612 "* ]] &&
-	[[ $line == *" linux-image-6.1.0-$NN-amd64=$V61 "* ]] &&
-	[ "$(tail -n 1 "$FAKE/out")" = "KVER612=$K612" ] && grep -qx "KVER=6.1.0-$NN-amd64" "$FAKE/out"; then
-	ok "--with-612, nothing installed: 6.1 and 6.12 kernels in one apt-get install, KVER= and KVER612= printed"
+	[[ $line == *" linux-image-6.1.0-$NN-amd64=$V61 "* ]] && [[ $line == *" linux-image-$K612RT=$V612 "* ]] &&
+	[[ $line == *" linux-headers-$K612RT=$V612"* ]] &&
+	[ "$(tail -n 1 "$FAKE/out")" = "KVER612RT=$K612RT" ] && grep -qx "KVER612=$K612" "$FAKE/out" &&
+	grep -qx "KVER=6.1.0-$NN-amd64" "$FAKE/out"; then
+	ok "--with-612, nothing installed: 6.1, 6.12 and 6.12-rt kernels in one apt-get install, KVER=, KVER612= and KVER612RT= printed"
 else
-	not_ok "--with-612, nothing installed: one transaction, KVER612= last"
+	not_ok "--with-612, nothing installed: one transaction, KVER612RT= last"
 	show "$rc"
 fi
 
@@ -187,16 +189,16 @@ fi
 fresh
 rc=$(run tests/setup-612.sh)
 line=$(grep 'apt-get .*install' "$FAKE/apt.log" | head -n 1)
-if [ "$rc" = 0 ] && [[ $line == *" linux-image-$K612=$V612 linux-headers-$K612=$V612 linux-source-6.12=$V612" ]] &&
-	[ "$(tail -n 1 "$FAKE/out")" = "KVER612=$K612" ]; then
-	ok "setup-612, nothing installed: installs image/headers/source at $V612, KVER612= last"
+if [ "$rc" = 0 ] && [[ $line == *" linux-image-$K612=$V612 linux-headers-$K612=$V612 linux-source-6.12=$V612 linux-image-$K612RT=$V612 linux-headers-$K612RT=$V612" ]] &&
+	grep -qx "KVER612=$K612" "$FAKE/out" && [ "$(tail -n 1 "$FAKE/out")" = "KVER612RT=$K612RT" ]; then
+	ok "setup-612, nothing installed: installs image/headers/source and the -rt image/headers at $V612, KVER612RT= last"
 else
-	not_ok "setup-612, nothing installed: installs the 6.12 trio, KVER612= last"
+	not_ok "setup-612, nothing installed: installs the 6.12 trio and the -rt pair, KVER612RT= last"
 	show "$rc"
 fi
 : > "$FAKE/apt.log"
 rc=$(run tests/setup-612.sh)
-if [ "$rc" = 0 ] && [ ! -s "$FAKE/apt.log" ] && [ "$(tail -n 1 "$FAKE/out")" = "KVER612=$K612" ]; then
+if [ "$rc" = 0 ] && [ ! -s "$FAKE/apt.log" ] && [ "$(tail -n 1 "$FAKE/out")" = "KVER612RT=$K612RT" ]; then
 	ok "setup-612, installed: no apt-get call"
 else
 	not_ok "setup-612, installed: no apt-get call"; show "$rc"
@@ -208,7 +210,7 @@ refused "$(run tests/setup-612.sh)" "setup-612, no candidate" 'no installation c
 
 fresh
 touch "$FAKE/fail-install"
-refused "$(run tests/setup-612.sh)" "setup-612, apt-get install fails" 'apt-get install of 3 packages failed'
+refused "$(run tests/setup-612.sh)" "setup-612, apt-get install fails" 'apt-get install of 5 packages failed'
 
 # The hook's check: dpkg-query knows nothing, apt-get/apt-cache answer nothing.
 for s in tests/setup-host.sh tests/setup-612.sh; do

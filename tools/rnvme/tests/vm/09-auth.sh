@@ -66,7 +66,7 @@ connected_and_io() {
 		return
 	fi
 	check "$desc: the kernel authenticated $ctrl's admin queue" \
-		sh -c "dmesg | grep -q '$ctrl: qid 0: authenticated'"
+		sh -c "dmesg | grep '$ctrl: qid 0: authenticated' > /dev/null"
 	if dev=$(wait_ns_dev "$ctrl" 30) && io_verify "$dev"; then
 		ok "$desc: 4 MiB written and read back on $dev"
 	else
@@ -103,7 +103,7 @@ if ! grep -qw nvme_auth_negotiate /proc/kallsyms; then
 	rc=0
 	out=$(timeout 60 nvme connect -t "$TRANSPORT" -a "$TGT_IP4" -s "$TGT_PORT" -n "$TEST_NQN" \
 		--dhchap-secret="$hkey" 2>&1) || rc=$?
-	if [ "$rc" != 0 ] && fx_dmesg_since_mark | grep -q 'rnvme: attempt .*stage=options cause=auth-not-in-kernel'; then
+	if [ "$rc" != 0 ] && fx_dmesg_since_mark | grep 'rnvme: attempt .*stage=options cause=auth-not-in-kernel' > /dev/null; then
 		ok "rnvme.ko refuses nvme-cli's secret too (nvme connect exit $rc; record cause=auth-not-in-kernel)"
 	else
 		not_ok "rnvme.ko refuses nvme-cli's secret" "nvme connect exit $rc: $out" "$(fx_dmesg_since_mark | tail -n 5)"
@@ -159,7 +159,7 @@ expect_json "connect-all connected $AUTH_NQN" "[.results[] | select(.status == \
 no_secret_printed "connect-all"
 c=$(jq -r '.results[] | select(.status == "connected") | .device' "$R_OUT" 2>/dev/null)
 check "config.json: $c authenticated bidirectionally" \
-	sh -c "dmesg | grep -q '${c:-none}: qid 0: authenticated' && [ \"\$(cat /sys/class/nvme/${c:-none}/dhchap_ctrl_secret 2>/dev/null)\" = '$ckey' ]"
+	sh -c "dmesg | grep '${c:-none}: qid 0: authenticated' > /dev/null && [ \"\$(cat /sys/class/nvme/${c:-none}/dhchap_ctrl_secret 2>/dev/null)\" = '$ckey' ]"
 rn disconnect-all
 check "config.json: disconnected" wait_for 30 fx_no_fabrics_ctrls
 rm -f /etc/nvme/config.json
@@ -170,7 +170,7 @@ out=$(timeout 60 nvme connect -t "$TRANSPORT" -a "$TGT_IP4" -s "$TGT_PORT" -n "$
 	--hostnqn="$HOST_NQN" --dhchap-secret="$hkey" --dhchap-ctrl-secret="$ckey" 2>&1) || rc=$?
 c=$(fabrics_ctrls | head -n 1)
 if [ "$rc" = 0 ] && [ -n "$c" ] && [ -d "/sys/class/nvme/$c/rnvme" ] &&
-	dmesg | grep -q "$c: qid 0: authenticated"; then
+	dmesg | grep "$c: qid 0: authenticated" > /dev/null; then
 	ok "nvme connect --dhchap-secret --dhchap-ctrl-secret: $c, by rnvme.ko, authenticated"
 else
 	not_ok "nvme connect with keys through rnvme.ko" "exit $rc: $out" "controllers: $(fabrics_ctrls)"
