@@ -60,6 +60,13 @@ struct ConnectAllArgs {
   // print what would be connected (config.json's layout, secrets hidden) instead of connecting
   bool dump_config = false;
 };
+// connect-all follows the RDMA referrals of a discovery log (subtype 1, another discovery
+// service), as nvme-cli does, within bounds: no discovery service is read twice in one run, a
+// chain of referrals from a configured discovery controller is followed at most
+// kMaxReferralDepth deep, and at most kMaxReferredDiscovery discovery controllers are reached
+// through referrals per run. A referral beyond a bound is reported skipped, with the bound.
+inline constexpr int kMaxReferralDepth = 4;
+inline constexpr size_t kMaxReferredDiscovery = 16;
 Status run_connect_all(Context& ctx, const ConnectAllArgs& args);
 Action setup_connect_all(CLI::App& sub);
 

@@ -7,16 +7,61 @@
 #include "sys/sysfs.h"
 
 #include <optional>
+#include <set>
 
 namespace rnvme {
 namespace {
 
+// One run's walk over discovery services: those whose log was read (or tried), so that a
+// referral back to one is not followed again, and how many were reached through referrals.
+struct DiscoveryWalk {
+  std::set<std::string> read;
+  size_t referred = 0;
+};
+
+// "traddr:trsvcid", as `via` and the entries' source name a discovery service.
+std::string service_name(const ConnectOptions& o) {
+  return fmt::format("{}:{}", o.traddr, o.trsvcid_or_default());
+}
+
+// A discovery service as this host reaches it: a referral inherits host NQN and host address,
+// so along one chain this is traddr:trsvcid; two configured lines through two host ports stay two.
+std::string service_key(const ConnectOptions& o) {
+  return fmt::format("{}\n{}\n{}", service_name(o), o.host_traddr, o.hostnqn);
+}
+
+ConnectAllItem make_item(std::string source, const ConnectOptions& o, std::string via) {
+  ConnectAllItem i;
+  i.source = std::move(source);
+  i.nqn = o.nqn;
+  i.traddr = o.traddr;
+  i.trsvcid = std::string(o.trsvcid_or_default());
+  i.via = std::move(via);
+  return i;
+}
+
+// An entry not connected, and why; its trsvcid as given (another transport has other defaults).
+void push_skipped(ConnectAllOutcome& out, std::string source, const ConnectOptions& o,
+                  std::string via, std::string why) {
+  ConnectAllItem item = make_item(std::move(source), o, std::move(via));
+  item.trsvcid = o.trsvcid;
+  item.status = "skipped";
+  item.detail = std::move(why);
+  out.items.push_back(std::move(item));
+}
+
+void set_failed(ConnectAllItem& item, const Error& e) {
+  item.status = "failed";
+  item.detail = e.cause.empty() ? e.message : e.message + "; " + e.cause;
+  if (!e.fix.empty()) item.detail += "; fix: " + e.fix;
+  item.failure_class = e.reason;
+}
+
 // Connects one subsystem port, recording the result; failures do not stop the others.  A port
 // already connected (connect_controller looks at sysfs first) is reported with its controller.
 void connect_one(Context& ctx, const std::string& source, const ConnectOptions& o,
-                 ConnectAllOutcome& out) {
-  ConnectAllItem item{source, o.nqn, o.traddr, o.trsvcid.empty() ? std::string(kDefaultRdmaPort) : o.trsvcid,
-                      "", "", "", "", ""};
+                 const std::string& via, ConnectAllOutcome& out) {
+  ConnectAllItem item = make_item(source, o, via);
   if (auto r = connect_controller(ctx, o)) {
     item.status = r->already_connected ? "already_connected"
                   : r->dry_run         ? "would_connect"
@@ -24,72 +69,103 @@ void connect_one(Context& ctx, const std::string& source, const ConnectOptions& 
     item.device = r->device;
     if (!r->already_connected) item.options = r->options;
   } else {
-    item.status = "failed";
-    item.detail = r.error().cause.empty() ? r.error().message
-                                          : r.error().message + "; " + r.error().cause;
-    if (!r.error().fix.empty()) item.detail += "; fix: " + r.error().fix;
-    item.failure_class = r.error().reason;
+    set_failed(item, r.error());
   }
   out.items.push_back(std::move(item));
 }
 
 void connect_log_entries(Context& ctx, const ConfigEntry& disc, const std::vector<uint8_t>& bytes,
-                         ConnectAllItem head, ConnectAllOutcome& out);
+                         int depth, DiscoveryWalk& walk, ConnectAllItem head,
+                         ConnectAllOutcome& out);
 
-// Reads one discovery controller's log and connects every RDMA NVM subsystem in it.
-void connect_from_discovery(Context& ctx, const ConfigEntry& disc, ConnectAllOutcome& out) {
-  ConnectAllItem head{disc.source, disc.opts.nqn, disc.opts.traddr,
-                      disc.opts.trsvcid.empty() ? std::string(kDefaultRdmaPort) : disc.opts.trsvcid,
-                      "", "", "", "", ""};
-  auto fail = [&](const Error& e) {
-    head.status = "failed";
-    head.detail = e.cause.empty() ? e.message : e.message + "; " + e.cause;
-    if (!e.fix.empty()) head.detail += "; fix: " + e.fix;
-    head.failure_class = e.reason;
-    out.items.push_back(head);
-  };
+// Reads one discovery controller's log and connects every RDMA NVM subsystem in it, following
+// its referrals. `depth` 0: a configured discovery controller, reported only when it fails;
+// otherwise a referral `via` another discovery service, reported as followed or failed.
+void connect_from_discovery(Context& ctx, const ConfigEntry& disc, const std::string& via,
+                            int depth, DiscoveryWalk& walk, ConnectAllOutcome& out) {
+  walk.read.insert(service_key(disc.opts));
+  ConnectAllItem head = make_item(disc.source, disc.opts, via);
   auto c = connect_controller(ctx, disc.opts);
-  if (!c) return fail(c.error());
+  if (!c) {
+    set_failed(head, c.error());
+    out.items.push_back(std::move(head));
+    return;
+  }
   if (c->dry_run) {
     head.status = "would_discover";
     head.options = c->options;
-    out.items.push_back(head);
+    out.items.push_back(std::move(head));
     return;
   }
   auto bytes = ctx.dlog.read(c->device);
   // Only needed for the log page, unless it was there before (a persistent one is left alone).
   if (!c->already_connected) (void)delete_controller(ctx, c->device);
-  if (!bytes) return fail(bytes.error());
-  connect_log_entries(ctx, disc, *bytes, head, out);
-}
-
-// Connects every RDMA NVM subsystem entry of a discovery log page; `disc` supplies the host
-// identity, host address and tunables of each connection.
-void connect_log_entries(Context& ctx, const ConfigEntry& disc, const std::vector<uint8_t>& bytes,
-                         ConnectAllItem head, ConnectAllOutcome& out) {
-  auto log = decode_discovery_log(bytes);
-  if (!log) {
-    head.status = "failed";
-    head.detail = log.error().message;
-    out.items.push_back(head);
+  if (!bytes) {
+    set_failed(head, bytes.error());
+    out.items.push_back(std::move(head));
     return;
   }
+  connect_log_entries(ctx, disc, *bytes, depth, walk, std::move(head), out);
+}
+
+// Why the referral `e` to the discovery service `o` is not followed, or "" to follow it.
+std::string referral_not_followed(const DiscoveryEntry& e, const ConnectOptions& o, int depth,
+                                  const DiscoveryWalk& walk) {
+  if (e.eflags & kEflagsDupRetInfo)
+    return "referral not followed: it returns the same information as this log (DUPRETINFO)";
+  if (walk.read.contains(service_key(o)))
+    return fmt::format("referral not followed: discovery service {} already read in this run",
+                       service_name(o));
+  if (depth >= kMaxReferralDepth)
+    return fmt::format("referral not followed: depth limit of {} referrals reached",
+                       kMaxReferralDepth);
+  if (walk.referred >= kMaxReferredDiscovery)
+    return fmt::format("referral not followed: limit of {} discovery controllers reached through "
+                       "referrals in one run",
+                       kMaxReferredDiscovery);
+  return {};
+}
+
+// Connects every RDMA NVM subsystem entry of a discovery log page and follows its RDMA
+// referrals; `disc` supplies the host identity, host address and tunables of each connection
+// (and of each referred discovery controller), `depth` is its distance in referrals from the
+// configured discovery controller.
+void connect_log_entries(Context& ctx, const ConfigEntry& disc, const std::vector<uint8_t>& bytes,
+                         int depth, DiscoveryWalk& walk, ConnectAllItem head,
+                         ConnectAllOutcome& out) {
+  auto log = decode_discovery_log(bytes);
+  if (!log) {
+    set_failed(head, log.error());
+    out.items.push_back(std::move(head));
+    return;
+  }
+  // A referral read: its entry comes before those of its log, so the chain reads top down.
+  if (depth > 0) {
+    head.status = "followed";
+    out.items.push_back(std::move(head));
+  }
+  const std::string via = service_name(disc.opts);
+  const std::string src = "discovery " + via;
   for (const auto& e : log->entries) {
     ConnectOptions o = disc.opts;  // host identity and tunables carry over from the discovery line
     o.traddr = e.traddr;
     o.trsvcid = e.trsvcid;
     o.nqn = e.subnqn;
-    const std::string src = fmt::format("discovery {}:{}", disc.opts.traddr, head.trsvcid);
-    if (e.subtype != kSubtypeNvme || e.trtype != kTrtypeRdma) {
-      ConnectAllItem skip{src, e.subnqn, e.traddr, e.trsvcid, "skipped", "", "",
-                          e.trtype != kTrtypeRdma
-                              ? fmt::format("transport {} is not rdma", trtype_name(e.trtype))
-                              : fmt::format("{} entry not followed", subtype_name(e.subtype)),
-                          ""};
-      out.items.push_back(std::move(skip));
-      continue;
+    std::string skip;
+    if (e.trtype != kTrtypeRdma)
+      skip = fmt::format("transport {} is not rdma", trtype_name(e.trtype));
+    else if (e.subtype == kSubtypeReferral)
+      skip = referral_not_followed(e, o, depth, walk);
+    else if (e.subtype != kSubtypeNvme)
+      skip = fmt::format("{} entry not followed", subtype_name(e.subtype));
+    if (!skip.empty()) {
+      push_skipped(out, src, o, via, std::move(skip));
+    } else if (e.subtype == kSubtypeReferral) {
+      walk.referred++;
+      connect_from_discovery(ctx, ConfigEntry{src, o, {}}, via, depth + 1, walk, out);
+    } else {
+      connect_one(ctx, src, o, via, out);
     }
-    connect_one(ctx, src, o, out);
   }
 }
 
@@ -126,17 +202,18 @@ Result<ConfigEntry> device_entry(Context& ctx, const ConnectAllArgs& args) {
 }
 
 Status connect_from_device(Context& ctx, const std::string& dev, const ConfigEntry& disc,
-                           ConnectAllOutcome& out) {
-  ConnectAllItem head{disc.source, disc.opts.nqn, disc.opts.traddr, disc.opts.trsvcid, "", dev,
-                      "", "", ""};
+                           DiscoveryWalk& walk, ConnectAllOutcome& out) {
+  ConnectAllItem head = make_item(disc.source, disc.opts, "");
+  head.device = dev;
   if (ctx.dry_run) {
     head.status = "would_discover";
-    out.items.push_back(head);
+    out.items.push_back(std::move(head));
     return Ok{};
   }
+  walk.read.insert(service_key(disc.opts));
   auto bytes = ctx.dlog.read(dev);
   if (!bytes) return bytes.error();
-  connect_log_entries(ctx, disc, *bytes, head, out);
+  connect_log_entries(ctx, disc, *bytes, 0, walk, std::move(head), out);
   return Ok{};
 }
 
@@ -236,23 +313,31 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
     lock.emplace(std::move(*l));
   }
   ConnectAllOutcome out;
+  DiscoveryWalk walk;
   if (from_device)
-    if (auto st = connect_from_device(ctx, device_name(args.device), *from_device, out); !st)
+    if (auto st = connect_from_device(ctx, device_name(args.device), *from_device, walk, out); !st)
       return st;
   // Lines and ports for another transport, or that rnvme cannot honour, are skipped with why;
   // options that do not apply to RDMA are named once per line.
   auto usable = [&](const ConfigEntry& e) {
     for (const auto& n : e.opts.ignored) ctx.out.note(fmt::format("{}: {}", e.source, n));
-    const std::string why = skip_reason(e);
+    std::string why = skip_reason(e);
     if (why.empty()) return true;
-    out.items.push_back({e.source, e.opts.nqn, e.opts.traddr, e.opts.trsvcid, "skipped", "", "",
-                         why, ""});
+    push_skipped(out, e.source, e.opts, "", std::move(why));
     return false;
   };
-  for (const auto& d : discovery)
-    if (usable(d)) connect_from_discovery(ctx, d, out);
+  for (const auto& d : discovery) {
+    if (!usable(d)) continue;
+    // another line, or a referral, has read this discovery service in this run
+    if (walk.read.contains(service_key(d.opts)))
+      push_skipped(out, d.source, d.opts, "",
+                   fmt::format("discovery service {} already read in this run",
+                               service_name(d.opts)));
+    else
+      connect_from_discovery(ctx, d, "", 0, walk, out);
+  }
   for (const auto& e : direct)
-    if (usable(e)) connect_one(ctx, e.source, e.opts, out);
+    if (usable(e)) connect_one(ctx, e.source, e.opts, "", out);
   ctx.out.print(out);
   size_t failed = 0;
   for (const auto& i : out.items) failed += i.status == "failed";

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <map>
+#include <set>
 
 #include "cmd/commands.h"
+#include "core/discovery.h"
 #include "testing/test_env.h"
 
 namespace rnvme {
@@ -12,12 +16,28 @@ namespace {
 
 using namespace rnvme::testing;
 
+// A referral entry: another discovery service, at traddr:trsvcid.
+LogEntry referral(const std::string& traddr, const std::string& trsvcid = "4420",
+                  uint8_t trtype = kTrtypeRdma) {
+  return {std::string(kDiscoveryNqn), traddr, trsvcid, kSubtypeReferral, trtype};
+}
+
+// The value of `key` in an option string written to /dev/nvme-fabrics, or "".
+std::string option_value(const std::string& o, const std::string& key) {
+  const std::string k = "," + key + "=";
+  const auto at = ("," + o).find(k);
+  if (at == std::string::npos) return {};
+  const auto from = at + k.size() - 1;
+  return o.substr(from, o.find(',', from) - from);
+}
+
 class ConnectAllTest : public ::testing::Test {
  protected:
   void SetUp() override {
     add_host_identity(env.fs);
     add_modules(env.fs);
-    // Each connect gets the next instance; discovery controllers answer with a log page.
+    // Each connect gets the next instance; discovery controllers answer with a log page: nvme0's,
+    // or the one `served` at their traddr:trsvcid.
     env.fabrics.handler = [this](const std::string& o) -> Result<std::string> {
       if (o.find("nqn=nqn.2024-01.io.rnvme:bad") != std::string::npos) {
         env.kmsg.emit("nvme nvme9: Connect Invalid Data Parameter, subsysnqn \"nqn.2024-01.io.rnvme:bad\"");
@@ -25,23 +45,47 @@ class ConnectAllTest : public ::testing::Test {
         e.sys_errno = EIO;
         return e;
       }
-      return fmt::format("instance={},cntlid=1\n", next++);
+      if (unreachable.contains(option_value(o, "traddr"))) {
+        Error e = make_error(ErrorCode::kConnect, "write failed");
+        e.sys_errno = EHOSTUNREACH;
+        return e;
+      }
+      const int n = next++;
+      const std::string service = option_value(o, "traddr") + ":" + option_value(o, "trsvcid");
+      if (option_value(o, "nqn") == kDiscoveryNqn && served.contains(service))
+        env.dlog.pages[fmt::format("nvme{}", n)] = served[service];
+      return fmt::format("instance={},cntlid=1\n", n);
     };
     env.dlog.pages["nvme0"] = make_discovery_log({
         {kSubnqn, "192.168.50.10", "4420"},
         {"nqn.2024-01.io.rnvme:target2", "192.168.50.10", "4420"},
-        {"nqn.2014-08.org.nvmexpress.discovery", "192.168.50.20", "4420", 1},  // referral
+        referral("192.168.50.20"),
         {"nqn.2024-01.io.rnvme:tcp", "192.168.50.10", "4420", 2, 3},
     });
+    served["192.168.50.20:4420"] = make_discovery_log({});  // the referral's log: empty
   }
+  // What the discovery service at 192.168.50.20 lists: one subsystem of its own.
+  static std::vector<uint8_t> target3_log() {
+    return make_discovery_log({{"nqn.2024-01.io.rnvme:target3", "192.168.50.20", "4420"}});
+  }
+  nlohmann::json results() { return nlohmann::json::parse(env.out.str())["results"]; }
   std::vector<std::string> statuses() {
     std::vector<std::string> s;
-    const auto j = nlohmann::json::parse(env.out.str());
-    for (const auto& i : j["results"]) s.push_back(i["status"]);
+    for (const auto& i : results()) s.push_back(i["status"]);
     return s;
+  }
+  // The traddr:trsvcid of every discovery controller connected, in order.
+  std::vector<std::string> discovery_connects() {
+    std::vector<std::string> d;
+    for (const auto& o : env.fabrics.written)
+      if (option_value(o, "nqn") == kDiscoveryNqn)
+        d.push_back(option_value(o, "traddr") + ":" + option_value(o, "trsvcid"));
+    return d;
   }
   TestEnv env;
   int next = 0;
+  std::map<std::string, std::vector<uint8_t>> served;  // discovery logs by traddr:trsvcid
+  std::set<std::string> unreachable;                    // traddrs with no route
 };
 
 TEST_F(ConnectAllTest, FromDiscoveryConf) {
@@ -50,8 +94,9 @@ TEST_F(ConnectAllTest, FromDiscoveryConf) {
   ConnectAllArgs args;
   args.lock_file.clear();  // the lock has its own test (sys/lock_test.cc)
   ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
-  EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "connected", "skipped", "skipped"}));
-  ASSERT_EQ(env.fabrics.written.size(), 3u);  // discovery + two subsystems
+  // the referral is followed to an empty log; the TCP entry is skipped
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "connected", "followed", "skipped"}));
+  ASSERT_EQ(env.fabrics.written.size(), 4u);  // discovery + two subsystems + the referral's
   // Tunables of the discovery line carry over to every connection it yields.
   EXPECT_NE(env.fabrics.written[1].find("nqn=nqn.2024-01.io.rnvme:target1"), std::string::npos);
   EXPECT_NE(env.fabrics.written[1].find("queue_size=32"), std::string::npos);
@@ -89,14 +134,15 @@ TEST_F(ConnectAllTest, DiscoveryConfSharedWithNvmeCli) {
   ConnectAllArgs args;
   args.lock_file.clear();
   ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
-  EXPECT_EQ(statuses(), (std::vector<std::string>{"skipped", "connected", "connected", "skipped",
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"skipped", "connected", "connected", "followed",
                                                   "skipped", "skipped", "skipped"}));
   const auto j = nlohmann::json::parse(env.out.str());
   EXPECT_EQ(j["results"][0]["detail"], "transport tcp is not rdma");
   EXPECT_NE(j["results"][5]["detail"].get<std::string>().find("--frobnicate"), std::string::npos);
   EXPECT_NE(j["results"][6]["detail"].get<std::string>().find("invalid --dhchap-secret"),
             std::string::npos);
-  ASSERT_EQ(env.fabrics.written.size(), 3u);  // the RDMA discovery controller and its two subsystems
+  // the RDMA discovery controller, its two subsystems and its referral's discovery controller
+  ASSERT_EQ(env.fabrics.written.size(), 4u);
   EXPECT_EQ(env.fabrics.written[0].find("192.168.60.10"), std::string::npos);
   EXPECT_NE(env.err.str().find("discovery.conf:2: --host-iface does not apply to rdma"),
             std::string::npos);
@@ -138,11 +184,13 @@ TEST_F(ConnectAllTest, FromThePersistentDiscoveryControllerThatChanged) {
   args.lock_file.clear();
   args.device = "nvme4";
   ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
-  EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "connected", "skipped", "skipped"}));
-  ASSERT_EQ(env.fabrics.written.size(), 2u);  // the two subsystems, no discovery controller
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "connected", "followed", "skipped"}));
+  // the two subsystems and the referral's discovery controller; none for nvme4's log
+  ASSERT_EQ(env.fabrics.written.size(), 3u);
   EXPECT_NE(env.fabrics.written[0].find("host_traddr=192.168.50.1"), std::string::npos)
       << env.fabrics.written[0];
-  EXPECT_TRUE(env.fs.writes.empty());  // nvme4 is not deleted
+  // nvme4 is not deleted; the referral's discovery controller (nvme7) is
+  EXPECT_EQ(deleted_paths(env.fs), std::vector<std::string>{"/sys/class/nvme/nvme7/delete_controller"});
   args.device = "nvme0";               // not a discovery controller
   add_sample_controllers(env.fs);
   EXPECT_EQ(run_connect_all(env.ctx, args).error().code, ErrorCode::kUsage);
@@ -214,7 +262,7 @@ TEST_F(ConnectAllTest, CommandLineDiscoveryControllerTakesItsConfigJsonPort) {
   args.config_json = "/srv/c.json";
   args.opts.traddr = "192.168.50.10";
   ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
-  ASSERT_EQ(env.fabrics.written.size(), 3u);
+  ASSERT_EQ(env.fabrics.written.size(), 4u);  // with the referral's discovery controller
   EXPECT_NE(env.fabrics.written[0].find("keep_alive_tmo=7"), std::string::npos) << env.fabrics.written[0];
   EXPECT_NE(env.fabrics.written[1].find("keep_alive_tmo=7"), std::string::npos);
   args.config_json = "none";
@@ -263,6 +311,268 @@ TEST_F(ConnectAllTest, DumpConfigPrintsWhatWouldBeConnectedAndConnectsNothing) {
   TestEnv empty;
   ASSERT_TRUE(run_connect_all(empty.ctx, args).ok());
   EXPECT_EQ(empty.out.str(), "[]\n");
+}
+
+// nvme-cli's connect-all follows referrals: the discovery service at the referred address is
+// asked too, with the host identity, host address and tunables of the discovery line that led
+// there, and the subsystems of its log are connected as the first log's are.
+TEST_F(ConnectAllTest, ReferralIsFollowedAndItsSubsystemsConnected) {
+  env.json();
+  env.fs.add("/etc/nvme/discovery.conf",
+             "--transport=rdma --traddr=192.168.50.10 --host-traddr=192.168.50.1 -Q 32\n");
+  served["192.168.50.20:4420"] = make_discovery_log({
+      {"nqn.2024-01.io.rnvme:target3", "192.168.50.20", "4420"},
+      {"nqn.2024-01.io.rnvme:target4", "192.168.50.21", "4421"},
+  });
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok()) << env.out.str();
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "connected", "followed", "connected",
+                                                  "connected", "skipped"}));
+  EXPECT_EQ(discovery_connects(),
+            (std::vector<std::string>{"192.168.50.10:4420", "192.168.50.20:4420"}));
+  const auto r = results();
+  EXPECT_EQ(r[2]["traddr"], "192.168.50.20");
+  EXPECT_EQ(r[3]["nqn"], "nqn.2024-01.io.rnvme:target3");
+  EXPECT_EQ(r[3]["device"], "nvme4");
+  EXPECT_EQ(r[4]["traddr"], "192.168.50.21");
+  EXPECT_EQ(r[4]["trsvcid"], "4421");
+  ASSERT_EQ(env.fabrics.written.size(), 6u);
+  const std::string& referred = env.fabrics.written[3];
+  EXPECT_EQ(option_value(referred, "host_traddr"), "192.168.50.1") << referred;
+  EXPECT_EQ(option_value(referred, "hostnqn"), kHostnqn);
+  EXPECT_EQ(option_value(referred, "hostid"), kHostUuid);
+  const std::string& target3 = env.fabrics.written[4];
+  EXPECT_EQ(option_value(target3, "nqn"), "nqn.2024-01.io.rnvme:target3");
+  EXPECT_EQ(option_value(target3, "host_traddr"), "192.168.50.1") << target3;
+  EXPECT_EQ(option_value(target3, "queue_size"), "32");
+  // each discovery controller is removed once its log is read
+  EXPECT_EQ(deleted_paths(env.fs), (std::vector<std::string>{"/sys/class/nvme/nvme0/delete_controller",
+                                                             "/sys/class/nvme/nvme3/delete_controller"}));
+}
+
+// Each entry says which discovery service listed it (`via`, traddr:trsvcid), so the referral
+// chain can be read off the results, in JSON and in text; what no log listed has none.
+TEST_F(ConnectAllTest, ResultsShowTheDiscoveryServiceEachEntryCameFrom) {
+  env.json();
+  env.fs.add("/etc/nvme/discovery.conf", "--transport=rdma --traddr=192.168.50.10\n");
+  served["192.168.50.20:4420"] = target3_log();
+  env.fs.add("/srv/c.json", R"([{"subsystems": [{"nqn": "nqn.2024-01.io.rnvme:target5", "ports": [{"transport": "rdma", "traddr": "192.168.50.30"}]}]}])");
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.config_json = "/srv/c.json";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok()) << env.out.str();
+  const auto r = results();
+  ASSERT_EQ(r.size(), 6u) << env.out.str();
+  EXPECT_EQ(r[0]["via"], "192.168.50.10:4420");  // target1, in the first log
+  EXPECT_EQ(r[2]["status"], "followed");         // the referral, listed by the first log
+  EXPECT_EQ(r[2]["via"], "192.168.50.10:4420");
+  EXPECT_EQ(r[2]["source"], "discovery 192.168.50.10:4420");
+  EXPECT_EQ(r[3]["nqn"], "nqn.2024-01.io.rnvme:target3");  // listed by the referred log
+  EXPECT_EQ(r[3]["via"], "192.168.50.20:4420");
+  EXPECT_EQ(r[3]["source"], "discovery 192.168.50.20:4420");
+  EXPECT_EQ(r[4]["via"], "192.168.50.10:4420");  // the TCP entry of the first log, skipped
+  ASSERT_TRUE(r[5].contains("via"));             // config.json's port: no discovery log
+  EXPECT_TRUE(r[5]["via"].is_null());
+  EXPECT_EQ(r[5]["nqn"], "nqn.2024-01.io.rnvme:target5");
+  // text: the same model
+  env.out.str("");
+  env.printer.set_format(Format::kText);
+  env.fabrics.written.clear();
+  next = 0;
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  const std::string text = env.out.str();
+  EXPECT_NE(text.find("followed          nqn.2014-08.org.nvmexpress.discovery 192.168.50.20:4420 "
+                      "via 192.168.50.10:4420\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("nqn.2024-01.io.rnvme:target3 192.168.50.20:4420 -> nvme4 via 192.168.50.20:4420\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("nqn.2024-01.io.rnvme:target5 192.168.50.30:4420 -> nvme5\n"), std::string::npos)
+      << text;
+}
+
+// A refers to B and B to A (and discovery.conf names B as well): each is read once; the
+// referral back, and the line, are skipped with the reason.
+TEST_F(ConnectAllTest, ReferralLoopReadsEachDiscoveryServiceOnce) {
+  env.json();
+  env.fs.add("/etc/nvme/discovery.conf",
+             "--transport=rdma --traddr=192.168.50.10\n--transport=rdma --traddr=192.168.50.20\n");
+  served["192.168.50.20:4420"] = make_discovery_log({
+      {"nqn.2024-01.io.rnvme:target3", "192.168.50.20", "4420"},
+      referral("192.168.50.10"),
+  });
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok()) << env.out.str();
+  EXPECT_EQ(discovery_connects(),
+            (std::vector<std::string>{"192.168.50.10:4420", "192.168.50.20:4420"}));
+  EXPECT_EQ(env.dlog.reads, (std::vector<std::string>{"nvme0", "nvme3"}));
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "connected", "followed", "connected",
+                                                  "skipped", "skipped", "skipped"}));
+  const auto r = results();
+  EXPECT_EQ(r[4]["traddr"], "192.168.50.10");
+  EXPECT_EQ(r[4]["via"], "192.168.50.20:4420");
+  EXPECT_EQ(r[4]["detail"],
+            "referral not followed: discovery service 192.168.50.10:4420 already read in this run");
+  EXPECT_EQ(r[6]["source"], "/etc/nvme/discovery.conf:2");
+  EXPECT_EQ(r[6]["detail"], "discovery service 192.168.50.20:4420 already read in this run");
+}
+
+// A chain of referrals is followed kMaxReferralDepth deep from the configured discovery
+// controller; the next referral is skipped, saying so.
+TEST_F(ConnectAllTest, ReferralChainIsFollowedToTheDepthLimit) {
+  env.json();
+  auto addr = [](int i) { return fmt::format("192.168.52.{}", i); };
+  env.dlog.pages["nvme0"] = make_discovery_log({referral(addr(1))});
+  for (int i = 1; i <= kMaxReferralDepth + 2; i++)
+    served[addr(i) + ":4420"] =
+        make_discovery_log({{fmt::format("nqn.2024-01.io.rnvme:t{}", i), addr(i), "4420"},
+                            referral(addr(i + 1))});
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.opts.traddr = "192.168.50.10";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok()) << env.out.str();
+  std::vector<std::string> want = {"192.168.50.10:4420"};
+  for (int i = 1; i <= kMaxReferralDepth; i++) want.push_back(addr(i) + ":4420");
+  EXPECT_EQ(discovery_connects(), want);
+  const auto r = results();
+  ASSERT_EQ(r.size(), 2u * kMaxReferralDepth + 1) << env.out.str();  // followed + subsystem each
+  EXPECT_EQ(r[r.size() - 2]["nqn"], fmt::format("nqn.2024-01.io.rnvme:t{}", kMaxReferralDepth));
+  EXPECT_EQ(r[r.size() - 2]["status"], "connected");
+  EXPECT_EQ(r.back()["status"], "skipped");
+  EXPECT_EQ(r.back()["traddr"], addr(kMaxReferralDepth + 1));
+  EXPECT_EQ(r.back()["detail"],
+            fmt::format("referral not followed: depth limit of {} referrals reached", kMaxReferralDepth));
+}
+
+// However wide the referrals fan out, at most kMaxReferredDiscovery discovery controllers are
+// connected through them in one run; the rest are skipped, saying so, and the run succeeds.
+TEST_F(ConnectAllTest, ReferredDiscoveryControllersAreCappedPerRun) {
+  env.json();
+  std::vector<LogEntry> refs;
+  for (size_t i = 1; i <= kMaxReferredDiscovery + 3; i++) {
+    refs.push_back(referral(fmt::format("192.168.53.{}", i)));
+    served[fmt::format("192.168.53.{}:4420", i)] = make_discovery_log({});
+  }
+  env.dlog.pages["nvme0"] = make_discovery_log(refs);
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.opts.traddr = "192.168.50.10";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok()) << env.out.str();
+  EXPECT_EQ(discovery_connects().size(), kMaxReferredDiscovery + 1);
+  const auto s = statuses();
+  ASSERT_EQ(s.size(), kMaxReferredDiscovery + 3);
+  EXPECT_EQ(std::count(s.begin(), s.end(), "followed"), static_cast<long>(kMaxReferredDiscovery));
+  const auto r = results();
+  for (size_t i = kMaxReferredDiscovery; i < s.size(); i++) {
+    EXPECT_EQ(r[i]["status"], "skipped");
+    EXPECT_EQ(r[i]["detail"], fmt::format("referral not followed: limit of {} discovery controllers "
+                                          "reached through referrals in one run",
+                                          kMaxReferredDiscovery));
+  }
+}
+
+// Referrals to another transport's discovery service are skipped, as its subsystems are; an
+// RDMA referral beside it is followed.
+TEST_F(ConnectAllTest, NonRdmaReferralIsSkipped) {
+  env.json();
+  env.dlog.pages["nvme0"] = make_discovery_log({
+      {kSubnqn, "192.168.50.10", "4420"},
+      referral("192.168.60.10", "8009", 3),  // tcp
+      referral("192.168.50.20"),
+  });
+  served["192.168.50.20:4420"] = target3_log();
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.opts.traddr = "192.168.50.10";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok()) << env.out.str();
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "skipped", "followed", "connected"}));
+  const auto r = results();
+  EXPECT_EQ(r[1]["detail"], "transport tcp is not rdma");
+  EXPECT_EQ(r[1]["trsvcid"], "8009");
+  EXPECT_EQ(discovery_connects(),
+            (std::vector<std::string>{"192.168.50.10:4420", "192.168.50.20:4420"}));
+  for (const auto& o : env.fabrics.written) EXPECT_EQ(o.find("192.168.60.10"), std::string::npos) << o;
+}
+
+// A referral that cannot be reached is that entry's failure, with cause and fix; the other
+// entries, and another referral, go on. The run exits as any partly failed connect-all does.
+TEST_F(ConnectAllTest, UnreachableReferralFailsAloneAndTheRestConnect) {
+  env.json();
+  env.dlog.pages["nvme0"] = make_discovery_log({
+      {kSubnqn, "192.168.50.10", "4420"},
+      referral("192.168.50.99"),
+      referral("192.168.50.20"),
+      {"nqn.2024-01.io.rnvme:target2", "192.168.50.10", "4420"},
+  });
+  served["192.168.50.20:4420"] = target3_log();
+  unreachable.insert("192.168.50.99");
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.opts.traddr = "192.168.50.10";
+  auto st = run_connect_all(env.ctx, args);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kConnect);
+  EXPECT_EQ(st.error().message, "1 of 5 connections failed");
+  EXPECT_EQ(statuses(),
+            (std::vector<std::string>{"connected", "failed", "followed", "connected", "connected"}));
+  const auto r = results();
+  EXPECT_EQ(r[1]["traddr"], "192.168.50.99");
+  EXPECT_EQ(r[1]["nqn"], kDiscoveryNqn);
+  EXPECT_EQ(r[1]["via"], "192.168.50.10:4420");
+  EXPECT_EQ(r[1]["failure_class"], "unreachable");
+  const std::string detail = r[1]["detail"];
+  EXPECT_NE(detail.find("no route to 192.168.50.99"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("; fix: "), std::string::npos) << detail;
+  EXPECT_EQ(r[3]["nqn"], "nqn.2024-01.io.rnvme:target3");
+}
+
+// The udev path (--device nvmeN, a persistent discovery controller): its referrals are followed
+// the same way, with that controller's host address and identity; it stays, the referred one
+// goes once read.
+TEST_F(ConnectAllTest, PersistentDiscoveryControllerFollowsReferrals) {
+  env.json();
+  add_controller(env.fs, "nvme4", "nvme-subsys4", std::string(kDiscoveryNqn), "rdma", "192.168.50.10",
+                 "4420");
+  env.fs.add("/sys/class/nvme/nvme4/address",
+             "traddr=192.168.50.10,trsvcid=4420,host_traddr=192.168.50.1\n");
+  env.dlog.pages["nvme4"] = make_discovery_log({referral("192.168.50.20")});
+  served["192.168.50.20:4420"] = target3_log();
+  next = 5;
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.device = "nvme4";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok()) << env.out.str();
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"followed", "connected"}));
+  ASSERT_EQ(env.fabrics.written.size(), 2u);
+  for (const auto& o : env.fabrics.written) {
+    EXPECT_EQ(option_value(o, "host_traddr"), "192.168.50.1") << o;
+    EXPECT_EQ(option_value(o, "hostnqn"), kHostnqn) << o;
+  }
+  EXPECT_EQ(discovery_connects(), std::vector<std::string>{"192.168.50.20:4420"});
+  const auto r = results();
+  EXPECT_EQ(r[0]["via"], "192.168.50.10:4420");
+  EXPECT_EQ(r[1]["via"], "192.168.50.20:4420");
+  EXPECT_EQ(r[1]["device"], "nvme6");
+  EXPECT_EQ(deleted_paths(env.fs), std::vector<std::string>{"/sys/class/nvme/nvme5/delete_controller"});
+}
+
+// A referral flagged DUPRETINFO returns what the log listing it does: not followed (nvme-cli
+// skips it too).
+TEST_F(ConnectAllTest, ReferralReturningTheSameInformationIsNotFollowed) {
+  env.json();
+  env.dlog.pages["nvme0"] = make_discovery_log({
+      {kSubnqn, "192.168.50.10", "4420"},
+      {std::string(kDiscoveryNqn), "192.168.50.20", "4420", kSubtypeReferral, kTrtypeRdma,
+       kEflagsDupRetInfo},
+  });
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.opts.traddr = "192.168.50.10";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"connected", "skipped"}));
+  EXPECT_NE(results()[1]["detail"].get<std::string>().find("DUPRETINFO"), std::string::npos);
+  EXPECT_EQ(discovery_connects(), std::vector<std::string>{"192.168.50.10:4420"});
 }
 
 TEST_F(ConnectAllTest, DryRunConnectsNothing) {

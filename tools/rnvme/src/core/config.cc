@@ -208,17 +208,14 @@ bool same_address(const std::string& a, const std::string& b) {
   return false;
 }
 
-std::string_view port_of(const ConnectOptions& o) {
-  return o.trsvcid.empty() ? kDefaultRdmaPort : std::string_view(o.trsvcid);
-}
-
 }  // namespace
 
 const ConfigEntry* find_config_port(const std::vector<ConfigEntry>& entries,
                                     const ConnectOptions& opts, std::string_view hostnqn) {
   for (const auto& e : entries) {
     const ConnectOptions& c = e.opts;
-    if (c.nqn != opts.nqn || !same_address(c.traddr, opts.traddr) || port_of(c) != port_of(opts))
+    if (c.nqn != opts.nqn || !same_address(c.traddr, opts.traddr) ||
+        c.trsvcid_or_default() != opts.trsvcid_or_default())
       continue;
     if (!is_rdma_transport_name(c.transport)) continue;
     if (!hostnqn.empty() && !c.hostnqn.empty() && c.hostnqn != hostnqn) continue;  // another host's

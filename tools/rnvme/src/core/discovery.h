@@ -59,5 +59,8 @@ inline constexpr uint8_t kTrtypeRdma = 1;
 inline constexpr uint8_t kSubtypeReferral = 1;
 inline constexpr uint8_t kSubtypeNvme = 2;
 inline constexpr uint8_t kSubtypeCurrentDiscovery = 3;
+// eflags bit 0, DUPRETINFO: the discovery controller of this entry returns the same information
+// as the one whose log lists it.
+inline constexpr uint16_t kEflagsDupRetInfo = 1;
 
 }  // namespace rnvme

@@ -41,6 +41,10 @@ struct ConnectOptions {
   std::vector<std::string> ignored;
 
   bool is_discovery() const { return nqn == kDiscoveryNqn; }
+  // The port the kernel connects to: trsvcid, or its default.
+  std::string_view trsvcid_or_default() const {
+    return trsvcid.empty() ? kDefaultRdmaPort : std::string_view(trsvcid);
+  }
 };
 
 // One row per option the tool accepts, shared by the command line and discovery.conf so both

@@ -183,7 +183,8 @@ json to_json(const ConnectAllOutcome& c) {
                      {"device", str_or_null(i.device)},
                      {"options", str_or_null(i.options)},
                      {"detail", str_or_null(i.detail)},
-                     {"failure_class", str_or_null(i.failure_class)}});
+                     {"failure_class", str_or_null(i.failure_class)},
+                     {"via", str_or_null(i.via)}});
   return {{"results", std::move(items)}, {"note", str_or_null(c.note)}};
 }
 
@@ -344,6 +345,7 @@ void Printer::print(const ConnectAllOutcome& c) {
   for (const auto& i : c.items) {
     fmt::print(out_, "{:<17} {} {}:{}", i.status, i.nqn, i.traddr, i.trsvcid);
     if (!i.device.empty()) fmt::print(out_, " -> {}", i.device);
+    if (!i.via.empty()) fmt::print(out_, " via {}", i.via);
     if (i.status == "would_connect") fmt::print(out_, "\n  {}", i.options);
     if (!i.detail.empty()) fmt::print(out_, "\n  {}", i.detail);
     fmt::print(out_, "\n");

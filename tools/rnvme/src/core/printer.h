@@ -46,11 +46,14 @@ struct DisconnectOutcome {
 struct ConnectAllItem {
   std::string source;        // "discovery 10.0.0.1:4420", "config.json", "discovery.conf:3"
   std::string nqn, traddr, trsvcid;
-  std::string status;        // connected, already_connected, would_connect, skipped, failed
+  // connected, already_connected, would_connect, would_discover, followed (a referral whose
+  // log was read), skipped, failed
+  std::string status;
   std::string device;        // when connected
   std::string options;
   std::string detail;        // why skipped or failed
   std::string failure_class; // failure_class_name() when failed
+  std::string via;           // "traddr:trsvcid" of the discovery service whose log listed it
 };
 struct ConnectAllOutcome {
   std::vector<ConnectAllItem> items;

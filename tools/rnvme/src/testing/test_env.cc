@@ -116,6 +116,7 @@ std::vector<uint8_t> make_discovery_log(const std::vector<LogEntry>& entries, ui
     put(e + 4, i + 1, 2);
     put(e + 6, 0xffff, 2);
     put(e + 8, 32, 2);
+    put(e + 10, entries[i].eflags, 2);
     put_str(e + 32, entries[i].trsvcid, 32);
     std::memcpy(&b[e + 256], entries[i].subnqn.data(), entries[i].subnqn.size());
     put_str(e + 512, entries[i].traddr, 256);

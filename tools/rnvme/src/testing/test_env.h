@@ -58,11 +58,13 @@ std::vector<std::string> deleted_paths(const FakeFileSystem& fs);
 // Compares with testdata/golden/<name>; RNVME_UPDATE_GOLDEN=1 rewrites the file instead.
 void expect_golden(const std::string& name, const std::string& actual);
 
-// Builds a discovery log page with the given (subnqn, traddr, trsvcid, subtype, trtype) entries.
+// Builds a discovery log page with the given (subnqn, traddr, trsvcid, subtype, trtype, eflags)
+// entries.
 struct LogEntry {
   std::string subnqn, traddr, trsvcid;
   uint8_t subtype = 2;
   uint8_t trtype = 1;
+  uint16_t eflags = 0;
 };
 std::vector<uint8_t> make_discovery_log(const std::vector<LogEntry>& entries, uint64_t genctr = 7);
 
