@@ -135,6 +135,31 @@ if [ -x "$udevd" ] && command -v udevadm >/dev/null; then
 else
 	tap_skip "no systemd-udevd/udevadm on this root (package udev)" "the udev path connects a subsystem added to a discovery log"
 fi
+
+# A referral: port 1's discovery log refers to the discovery service of port 2 (trsvcid 4421),
+# which exports a third subsystem; connect-all follows it and says so (status followed, and
+# the referred entries' via), and reads each discovery service once.
+REF_NQN=nqn.2014-08.org.nvmexpress.rnvme:referred
+REF_PORT=4421
+r=$NVMET_CFS/ports/1/referrals/rnvme-ref
+if fx_target_up --nqn "$REF_NQN" --port 2 --trsvcid "$REF_PORT" && mkdir "$r" &&
+	echo rdma > "$r/addr_trtype" && echo ipv4 > "$r/addr_adrfam" && echo "$TGT_IP4" > "$r/addr_traddr" &&
+	echo "$REF_PORT" > "$r/addr_trsvcid" && echo 1 > "$r/enable"; then
+	rn -o json connect-all --config "$cfg/none.json" --discovery-conf "$cfg/none.conf" \
+		--transport "$TRANSPORT" --traddr "$TGT_IP4" --trsvcid "$TGT_PORT"
+	expect_rc "connect-all with a referral in the log: exit 0" 0
+	expect_json "the referral to $TGT_IP4:$REF_PORT was followed" \
+		"[.results[] | select(.status == \"followed\")] | length == 1"
+	expect_json "$REF_NQN connected via $TGT_IP4:$REF_PORT, the two of port 1 via $TGT_IP4:$TGT_PORT" \
+		"([.results[] | select(.status == \"connected\" and .nqn == \"$REF_NQN\") | .via] == [\"$TGT_IP4:$REF_PORT\"]) and ([.results[] | select(.status == \"connected\" and .via == \"$TGT_IP4:$TGT_PORT\")] | length == 2)"
+	check "three I/O controllers, no discovery controller left" \
+		test "$(fabrics_ctrls | wc -l)" = 3
+	rn -o json disconnect-all
+	check "no controller left (referral)" wait_for 30 fx_no_fabrics_ctrls
+else
+	not_ok "nvmet port 2 at $REF_PORT and a referral to it on port 1"
+fi
+rmdir "$r" 2>/dev/null
 rm -rf "$cfg"
 
 suite_end
