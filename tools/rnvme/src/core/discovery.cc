@@ -1,6 +1,9 @@
 #include "core/discovery.h"
 
 #include <fmt/format.h>
+#include <libnvme.h>
+
+#include <string_view>
 
 namespace rnvme {
 namespace {
@@ -20,10 +23,12 @@ std::string field(std::span<const uint8_t> b, size_t off, size_t n) {
   return s;
 }
 
-std::string named(uint8_t v, std::initializer_list<std::pair<uint8_t, const char*>> names) {
-  for (auto [k, n] : names)
-    if (k == v) return n;
-  return fmt::format("unrecognized({})", v);
+std::string unrecognized(unsigned v) { return fmt::format("unrecognized({})", v); }
+
+// libnvme's name for a field value; where it has none the value stays in the text.
+std::string lib_name(const char* name, unsigned v) {
+  if (!name || std::string_view(name) == "unrecognized") return unrecognized(v);
+  return name;
 }
 
 }  // namespace
@@ -83,27 +88,28 @@ Result<DiscoveryLog> decode_discovery_log(std::span<const uint8_t> b) {
   return log;
 }
 
-std::string trtype_name(uint8_t v) {
-  return named(v, {{1, "rdma"}, {2, "fc"}, {3, "tcp"}, {254, "loop"}});
-}
+// The names are libnvme's (nvmf_*_str) except where rnvme's documented tokens differ.
+std::string trtype_name(uint8_t v) { return lib_name(nvmf_trtype_str(v), v); }
 std::string adrfam_name(uint8_t v) {
-  return named(v, {{1, "ipv4"}, {2, "ipv6"}, {3, "infiniband"}, {4, "fibre-channel"}, {254, "loop"}});
+  // libnvme 1.3 calls 0 "pci" (reserved in a discovery log entry) and has no name for 254.
+  if (v == NVMF_ADDR_FAMILY_PCI) return unrecognized(v);
+  if (v == NVMF_ADDR_FAMILY_LOOP) return "loop";
+  return lib_name(nvmf_adrfam_str(v), v);
 }
 std::string subtype_name(uint8_t v) {
-  return named(v, {{1, "referral"}, {2, "nvme subsystem"}, {3, "current discovery subsystem"}});
+  // rnvme's token; libnvme says "discovery subsystem referral".
+  if (v == NVME_NQN_DISC) return "referral";
+  return lib_name(nvmf_subtype_str(v), v);
 }
 std::string treq_name(uint8_t v) {
-  // Bits 1:0 secure channel; bit 2: SQ flow control disable supported.
-  std::string s = named(v & 3, {{0, "not specified"}, {1, "required"}, {2, "not required"}});
-  if (v & 4) s += ", sq flow control disable supported";
+  // libnvme names only whole values 0, 1, 2 and 4: bits 1:0 (secure channel) and bit 2 (SQ
+  // flow control disable supported) are named apart so that 6 is not "unrecognized".
+  std::string s = lib_name(nvmf_treq_str(v & 3), v & 3u);
+  if (v & NVMF_TREQ_DISABLE_SQFLOW) s += ", sq flow control disable supported";
   return s;
 }
-std::string rdma_qptype_name(uint8_t v) {
-  return named(v, {{1, "connected"}, {2, "datagram"}});
-}
-std::string rdma_prtype_name(uint8_t v) {
-  return named(v, {{1, "not specified"}, {2, "infiniband"}, {3, "roce"}, {4, "roce-v2"}, {5, "iwarp"}});
-}
-std::string rdma_cms_name(uint8_t v) { return named(v, {{1, "rdma-cm"}}); }
+std::string rdma_qptype_name(uint8_t v) { return lib_name(nvmf_qptype_str(v), v); }
+std::string rdma_prtype_name(uint8_t v) { return lib_name(nvmf_prtype_str(v), v); }
+std::string rdma_cms_name(uint8_t v) { return lib_name(nvmf_cms_str(v), v); }
 
 }  // namespace rnvme

@@ -103,5 +103,62 @@ TEST(Discovery, Names) {
   EXPECT_EQ(rdma_cms_name(1), "rdma-cm");
 }
 
+// The tokens rnvme printed before it took the names from libnvme (discover's JSON and text, and
+// connect-all's skip reasons), for every value of every field: the names are an interface.
+std::string named_before(uint8_t v, std::initializer_list<std::pair<uint8_t, const char*>> names) {
+  for (auto [k, n] : names)
+    if (k == v) return n;
+  return "unrecognized(" + std::to_string(v) + ")";
+}
+
+TEST(Discovery, NamesKeepTheirTokensForEveryValue) {
+  for (unsigned i = 0; i < 256; i++) {
+    const auto v = static_cast<uint8_t>(i);
+    SCOPED_TRACE(i);
+    EXPECT_EQ(trtype_name(v), named_before(v, {{1, "rdma"}, {2, "fc"}, {3, "tcp"}, {254, "loop"}}));
+    EXPECT_EQ(adrfam_name(v), named_before(v, {{1, "ipv4"}, {2, "ipv6"}, {3, "infiniband"},
+                                               {4, "fibre-channel"}, {254, "loop"}}));
+    EXPECT_EQ(subtype_name(v), named_before(v, {{1, "referral"}, {2, "nvme subsystem"},
+                                                {3, "current discovery subsystem"}}));
+    std::string treq = named_before(v & 3, {{0, "not specified"}, {1, "required"}, {2, "not required"}});
+    if (v & 4) treq += ", sq flow control disable supported";
+    EXPECT_EQ(treq_name(v), treq);
+    EXPECT_EQ(rdma_qptype_name(v), named_before(v, {{1, "connected"}, {2, "datagram"}}));
+    EXPECT_EQ(rdma_prtype_name(v), named_before(v, {{1, "not specified"}, {2, "infiniband"}, {3, "roce"},
+                                                    {4, "roce-v2"}, {5, "iwarp"}}));
+    EXPECT_EQ(rdma_cms_name(v), named_before(v, {{1, "rdma-cm"}}));
+  }
+}
+
+// A page as a target sends it, with the fields the sample pages leave at one value changed in
+// place: the names come from the decoded bytes.
+TEST(Discovery, NamesOfADecodedPage) {
+  auto bytes = make_discovery_log({{"nqn.2014-08.org.nvmexpress.discovery", "fd00::10", "4420", 1},
+                                   {"nqn.2024-01.io.rnvme:b", "10.0.0.1", "4420", 2, 3}});
+  auto* e0 = bytes.data() + kDiscoveryHeaderSize;
+  auto* e1 = e0 + kDiscoveryEntrySize;
+  e0[1] = 2;      // adrfam ipv6
+  e0[3] = 6;      // treq: not required, SQ flow control disable supported
+  e0[769] = 4;    // prtype roce-v2
+  e1[1] = 254;    // adrfam intra-host
+  e1[3] = 3;      // treq: reserved secure channel value
+  auto log = decode_discovery_log(bytes);
+  ASSERT_TRUE(log.ok()) << log.error().message;
+  const auto& a = log->entries[0];
+  EXPECT_EQ(trtype_name(a.trtype), "rdma");
+  EXPECT_EQ(adrfam_name(a.adrfam), "ipv6");
+  EXPECT_EQ(subtype_name(a.subtype), "referral");
+  EXPECT_EQ(treq_name(a.treq), "not required, sq flow control disable supported");
+  EXPECT_EQ(rdma_prtype_name(a.rdma_prtype), "roce-v2");
+  EXPECT_EQ(rdma_qptype_name(a.rdma_qptype), "connected");
+  EXPECT_EQ(rdma_cms_name(a.rdma_cms), "rdma-cm");
+  const auto& b = log->entries[1];
+  EXPECT_EQ(trtype_name(b.trtype), "tcp");
+  EXPECT_EQ(adrfam_name(b.adrfam), "loop");
+  EXPECT_EQ(subtype_name(b.subtype), "nvme subsystem");
+  EXPECT_EQ(treq_name(b.treq), "unrecognized(3)");
+  EXPECT_EQ(rdma_prtype_name(b.rdma_prtype), "unrecognized(0)");  // not decoded for tcp
+}
+
 }  // namespace
 }  // namespace rnvme

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <regex>
 
+#include "core/nvme_status.h"
+
 namespace rnvme {
 namespace {
 
@@ -281,7 +283,8 @@ std::optional<Diagnosis> from_record(const ConnectFacts& f) {
                "check /etc/nvme/hostid ('rnvme hostnqn show')");
     if (cause == "controller-busy")
       return d(FailureClass::kTargetRejected,
-               fmt::format("the controller at {} is busy (Connect status {})", where, r.get("nvme_status")),
+               fmt::format("the controller at {} is busy (Connect status {})", where,
+                           nvme_status_text(r.get("nvme_status"))),
                "retry later; the target has no free controller for this host");
     if (cause == "no-response")
       return d(FailureClass::kUnreachable,
@@ -290,7 +293,7 @@ std::optional<Diagnosis> from_record(const ConnectFacts& f) {
                "check the target's kernel log; an overloaded or hung target does this");
     return d(FailureClass::kConnectRejected,
              fmt::format("the target refused queue {}'s Connect command: {} (status {}, result {})",
-                         qid, cause, r.get("nvme_status"), r.get("nvme_result")),
+                         qid, cause, nvme_status_text(r.get("nvme_status")), r.get("nvme_result")),
              "check --nqn against 'rnvme discover' and the target's allowed hosts");
   }
   if (stage == "authentication") {

@@ -269,6 +269,21 @@ TEST(Explain, RnvmeModuleMessages) {
   EXPECT_EQ(cls(tos), FailureClass::kBadOption);
 }
 
+// The Connect status of rnvme.ko's record is shown with libnvme's text for it.
+TEST(Explain, ConnectStatusFromTheRecordIsDescribed) {
+  auto f = healthy(EIO);
+  f.record = parse_attempt_record(
+      "rnvme: attempt v=1 id=3 kind=connect pid=1 ctrl=nvme2 addr=192.168.50.10:4420 result=fail "
+      "err=-5 stage=fabrics-connect cause=controller-busy qid=0 nvme_status=0x4181 nvme_result=0");
+  ASSERT_TRUE(f.record);
+  auto d = explain_connect_failure(f);
+  EXPECT_EQ(d.cls, FailureClass::kTargetRejected);
+  EXPECT_NE(d.cause.find("(Connect status 0x4181 (Controller Busy: The controller is already "
+                         "associated with a host))"),
+            std::string::npos)
+      << d.cause;
+}
+
 TEST(Explain, StatusNames) {
   EXPECT_EQ(nvme_rdma_cm_status_name(1), "invalid private data length");
   EXPECT_EQ(nvme_rdma_cm_status_name(9), "invalid controller ID");

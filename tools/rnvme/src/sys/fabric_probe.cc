@@ -4,13 +4,13 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <linux/dcbnl.h>
-#include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
+#include <netlink/route/link/vlan.h>
 #include <rdma/rdma_netlink.h>
 #ifdef RNVME_HAVE_IBVERBS
 #include <infiniband/verbs.h>
@@ -27,59 +27,54 @@ namespace {
 
 using nl::Sock;
 using nl::Msg;
-using nl::Cb;
 
 struct Reply {
   int err = 0;             // errno the kernel answered with (positive), 0 if none
   std::string failure;     // a local failure (socket, send), empty if none
 };
 
-// Sends `msg` on a fresh NETLINK_ROUTE socket and hands every reply to `on_msg`; the kernel's
-// error answer is kept as its errno (libnl would translate it to its own codes).
-Reply transact(nl_msg* msg, const std::function<void(nlmsghdr*)>& on_msg,
-              int protocol = NETLINK_ROUTE) {
-  Reply r;
+// A socket connected to `protocol`; empty, with why in `r`, if there is none.
+Sock open_socket(int protocol, Reply& r) {
   Sock sock(nl_socket_alloc());
-  if (!sock) return {ENOMEM, "out of memory allocating a netlink socket"};
-  if (int rc = nl_connect(sock.get(), protocol); rc < 0)
-    return {0, fmt::format("connect to netlink: {}", nl_geterror(rc))};
-  Cb cb(nl_cb_alloc(NL_CB_DEFAULT));
-  if (!cb) return {ENOMEM, "out of memory allocating a netlink callback"};
-  struct Ctx {
-    const std::function<void(nlmsghdr*)>* on_msg;
-    Reply* r;
-  } ctx{&on_msg, &r};
-  nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM,
-            [](nl_msg* m, void* arg) -> int {
-              (*static_cast<Ctx*>(arg)->on_msg)(nlmsg_hdr(m));
-              return NL_OK;
-            },
-            &ctx);
-  nl_cb_err(cb.get(), NL_CB_CUSTOM,
-            [](sockaddr_nl*, nlmsgerr* e, void* arg) -> int {
-              static_cast<Ctx*>(arg)->r->err = -e->error;
-              return NL_STOP;
-            },
-            &ctx);
-  if (int rc = nl_send_auto(sock.get(), msg); rc < 0)
-    return {0, fmt::format("send to route netlink: {}", nl_geterror(rc))};
-  int rc = nl_recvmsgs(sock.get(), cb.get());
-  if (rc < 0 && !r.err) r.failure = fmt::format("route netlink: {}", nl_geterror(rc));
+  if (!sock) {
+    r = {ENOMEM, "out of memory allocating a netlink socket"};
+    return sock;
+  }
+  if (int rc = nl_connect(sock.get(), protocol); rc < 0) {
+    r = {0, fmt::format("connect to netlink: {}", nl_geterror(rc))};
+    sock.reset();
+  }
+  return sock;
+}
+
+// nl::transact on a fresh socket of `protocol`, every reply handed to `on_msg`.
+Reply transact(nl_msg* msg, const std::function<void(nlmsghdr*)>& on_msg,
+               int protocol = NETLINK_ROUTE) {
+  Reply r;
+  Sock sock = open_socket(protocol, r);
+  if (!sock) return r;
+  nl::Exchange x = nl::transact(sock.get(), msg, [&](nl_msg* m) { on_msg(nlmsg_hdr(m)); });
+  r.err = x.err;
+  if (x.rc < 0 && !x.err)
+    r.failure = fmt::format("{}route netlink: {}", x.sent ? "" : "send to ", nl_geterror(x.rc));
   return r;
 }
 
-// Address family and bytes of an IP address; 0 if `ip` is not one.
-int parse_ip(const std::string& ip, std::array<unsigned char, 16>& b) {
-  if (inet_pton(AF_INET, ip.c_str(), b.data()) == 1) return AF_INET;
-  if (inet_pton(AF_INET6, ip.c_str(), b.data()) == 1) return AF_INET6;
-  return 0;
+// `ip` as a libnl address (its family and bytes); empty if it is not an IP address.
+nl::Addr parse_ip(const std::string& ip) {
+  std::array<unsigned char, 16> b{};
+  if (inet_pton(AF_INET, ip.c_str(), b.data()) == 1) return nl::Addr(nl_addr_build(AF_INET, b.data(), 4));
+  if (inet_pton(AF_INET6, ip.c_str(), b.data()) == 1) return nl::Addr(nl_addr_build(AF_INET6, b.data(), 16));
+  return {};
 }
 
-std::string ip_text(int family, const nlattr* a) {
+std::string ip_text(nl_addr* a) {
   char buf[INET6_ADDRSTRLEN] = {};
-  const int want = family == AF_INET ? 4 : 16;
-  if (!a || nla_len(a) < want) return {};
-  return inet_ntop(family, nla_data(a), buf, sizeof buf) ? std::string(buf) : std::string();
+  if (!a) return {};
+  const int family = nl_addr_get_family(a);
+  const unsigned want = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
+  if (!want || nl_addr_get_len(a) < want) return {};
+  return inet_ntop(family, nl_addr_get_binary_addr(a), buf, sizeof buf) ? std::string(buf) : std::string();
 }
 
 std::string ifname(int ifindex) {
@@ -109,43 +104,49 @@ std::string nud_state_name(int s) {
   return s ? fmt::format("state {:#x}", s) : std::string("NONE");
 }
 
+RouteFacts parse_route_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifindex)) {
+  RouteFacts out;
+  rtnl_route* parsed = nullptr;
+  if (h->nlmsg_type != RTM_NEWROUTE || rtnl_route_parse(const_cast<nlmsghdr*>(h), &parsed) < 0)
+    return out;
+  nl::Route route(parsed);
+  out.found = true;
+  out.local = rtnl_route_get_type(route.get()) == RTN_LOCAL;
+  // RTA_OIF and RTA_GATEWAY, as libnl keeps them: the route's only next hop.
+  if (rtnl_nexthop* nh = rtnl_route_get_nnexthops(route.get()) ? rtnl_route_nexthop_n(route.get(), 0) : nullptr) {
+    if (int oif = rtnl_route_nh_get_ifindex(nh); oif > 0) out.oif = ifname_of(oif);
+    out.gateway = ip_text(rtnl_route_nh_get_gateway(nh));
+  }
+  out.src = ip_text(rtnl_route_get_pref_src(route.get()));
+  out.table = static_cast<int>(rtnl_route_get_table(route.get()));  // RTA_TABLE, else rtm_table
+  if (uint32_t mtu = 0; rtnl_route_get_metric(route.get(), RTAX_MTU, &mtu) == 0)
+    out.mtu = static_cast<int>(mtu);
+  return out;
+}
+
 RouteFacts LibnlFabricProbe::route_to(const std::string& dst) {
   RouteFacts out;
-  std::array<unsigned char, 16> addr{};
-  const int family = parse_ip(dst, addr);
-  if (!family) {
+  nl::Addr addr = parse_ip(dst);
+  if (!addr) {
     out.err = EINVAL;
     out.error = "not an IP address: " + dst;
     return out;
   }
+  // libnl's request for the lookup (what rtnl_route_lookup sends), with RTM_F_LOOKUP_TABLE to
+  // report the table the lookup used, not "main"; sent through transact, which keeps the errno.
+  nl::Route tmpl(rtnl_route_alloc());
   Msg msg(nlmsg_alloc_simple(RTM_GETROUTE, NLM_F_REQUEST));
-  if (!msg) {
+  if (!tmpl || !msg || rtnl_route_set_dst(tmpl.get(), addr.get()) < 0) {
     out.error = "out of memory";
     return out;
   }
-  rtmsg rtm{};
-  rtm.rtm_family = static_cast<unsigned char>(family);
-  rtm.rtm_dst_len = family == AF_INET ? 32 : 128;
-  rtm.rtm_flags = RTM_F_LOOKUP_TABLE;  // report the table the lookup used, not "main"
-  nlmsg_append(msg.get(), &rtm, sizeof rtm, NLMSG_ALIGNTO);
-  nla_put(msg.get(), RTA_DST, family == AF_INET ? 4 : 16, addr.data());
+  rtnl_route_set_flags(tmpl.get(), RTM_F_LOOKUP_TABLE);
+  if (int rc = rtnl_route_build_msg(msg.get(), tmpl.get()); rc < 0) {
+    out.error = fmt::format("route request: {}", nl_geterror(rc));
+    return out;
+  }
   Reply r = transact(msg.get(), [&](nlmsghdr* h) {
-    if (h->nlmsg_type != RTM_NEWROUTE) return;
-    std::array<nlattr*, RTA_MAX + 1> tb{};
-    if (nlmsg_parse(h, sizeof(rtmsg), tb.data(), RTA_MAX, nullptr) < 0) return;
-    const auto* rm = static_cast<const rtmsg*>(nlmsg_data(h));
-    out.found = true;
-    out.local = rm->rtm_type == RTN_LOCAL;
-    if (tb[RTA_OIF]) out.oif = ifname(static_cast<int>(nla_get_u32(tb[RTA_OIF])));
-    out.src = ip_text(family, tb[RTA_PREFSRC]);
-    out.gateway = ip_text(family, tb[RTA_GATEWAY]);
-    if (tb[RTA_TABLE]) out.table = static_cast<int>(nla_get_u32(tb[RTA_TABLE]));
-    else out.table = rm->rtm_table;
-    if (tb[RTA_METRICS]) {
-      for_each_nested(tb[RTA_METRICS], [&](nlattr* a) {
-        if (nla_type(a) == RTAX_MTU && nla_len(a) >= 4) out.mtu = static_cast<int>(nla_get_u32(a));
-      });
-    }
+    if (RouteFacts f = parse_route_reply(h, ifname); f.found) out = f;
   });
   if (r.err) {
     out.found = false;
@@ -160,25 +161,23 @@ RouteFacts LibnlFabricProbe::route_to(const std::string& dst) {
   return out;
 }
 
+std::string neighbour_in(nl_cache* neighbours, int ifindex, const std::string& ip) {
+  nl::Addr addr = parse_ip(ip);
+  if (!addr || !neighbours) return {};
+  nl::Neigh n(rtnl_neigh_get(neighbours, ifindex, addr.get()));
+  const int state = n ? rtnl_neigh_get_state(n.get()) : -1;
+  return state < 0 ? std::string() : nud_state_name(state);
+}
+
 std::string LibnlFabricProbe::neighbour_state(const std::string& ifn, const std::string& ip) {
-  std::array<unsigned char, 16> addr{};
-  const int family = parse_ip(ip, addr);
   const unsigned idx = if_nametoindex(ifn.c_str());
-  if (!family || !idx) return {};
-  Msg msg(nlmsg_alloc_simple(RTM_GETNEIGH, NLM_F_REQUEST));
-  if (!msg) return {};
-  ndmsg nd{};
-  nd.ndm_family = static_cast<unsigned char>(family);
-  nd.ndm_ifindex = static_cast<int>(idx);
-  nlmsg_append(msg.get(), &nd, sizeof nd, NLMSG_ALIGNTO);
-  nla_put(msg.get(), NDA_DST, family == AF_INET ? 4 : 16, addr.data());
-  std::string state;
-  transact(msg.get(), [&](nlmsghdr* h) {
-    if (h->nlmsg_type != RTM_NEWNEIGH) return;
-    const auto* n = static_cast<const ndmsg*>(nlmsg_data(h));
-    state = nud_state_name(n->ndm_state);
-  });
-  return state;  // ENOENT (no entry) leaves it empty
+  if (!idx || !parse_ip(ip)) return {};
+  Reply ignored;
+  Sock sock = open_socket(NETLINK_ROUTE, ignored);
+  nl_cache* cache = nullptr;
+  if (!sock || rtnl_neigh_alloc_cache(sock.get(), &cache) < 0) return {};
+  nl::Cache neighbours(cache);
+  return neighbour_in(neighbours.get(), static_cast<int>(idx), ip);  // no entry: empty
 }
 
 DcbState parse_dcb_ieee_reply(const nlmsghdr* h) {
@@ -228,44 +227,49 @@ DcbState parse_dcb_ieee_reply(const nlmsghdr* h) {
   return d;
 }
 
-VlanFacts parse_link_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifindex)) {
+namespace {
+
+// The VLAN facts of a link libnl parsed (IFLA_LINK, IFLA_INFO_KIND "vlan", IFLA_VLAN_*).
+VlanFacts vlan_facts(rtnl_link* link, std::string (*ifname_of)(int ifindex)) {
   VlanFacts v;
-  std::array<nlattr*, IFLA_MAX + 1> tb{};
-  if (nlmsg_parse(const_cast<nlmsghdr*>(h), sizeof(ifinfomsg), tb.data(), IFLA_MAX, nullptr) < 0) return v;
-  if (!tb[IFLA_LINKINFO]) return v;
-  std::array<nlattr*, IFLA_INFO_MAX + 1> info{};
-  if (nla_parse_nested(info.data(), IFLA_INFO_MAX, tb[IFLA_LINKINFO], nullptr) < 0) return v;
-  if (!info[IFLA_INFO_KIND] || std::string(nla_get_string(info[IFLA_INFO_KIND])) != "vlan") return v;
+  if (!link || !rtnl_link_is_vlan(link)) return v;
   v.is_vlan = true;
-  if (tb[IFLA_LINK]) v.lower = ifname_of(static_cast<int>(nla_get_u32(tb[IFLA_LINK])));
-  if (!info[IFLA_INFO_DATA]) return v;
-  std::array<nlattr*, IFLA_VLAN_MAX + 1> vd{};
-  if (nla_parse_nested(vd.data(), IFLA_VLAN_MAX, info[IFLA_INFO_DATA], nullptr) < 0) return v;
-  if (vd[IFLA_VLAN_ID]) v.id = nla_get_u16(vd[IFLA_VLAN_ID]);
-  if (vd[IFLA_VLAN_EGRESS_QOS]) {
-    for_each_nested(vd[IFLA_VLAN_EGRESS_QOS], [&](nlattr* a) {
-      if (nla_type(a) != IFLA_VLAN_QOS_MAPPING || nla_len(a) < static_cast<int>(sizeof(ifla_vlan_qos_mapping)))
-        return;
-      ifla_vlan_qos_mapping q;
-      std::memcpy(&q, nla_data(a), sizeof q);
-      v.egress_qos[static_cast<int>(q.from)] = static_cast<int>(q.to & 7);
-    });
+  if (int lower = rtnl_link_get_link(link); lower > 0) v.lower = ifname_of(lower);
+  v.id = rtnl_link_vlan_get_id(link);
+  int n = 0;
+  if (const vlan_map* map = rtnl_link_vlan_get_egress_map(link, &n)) {
+    for (int i = 0; i < n; i++)
+      v.egress_qos[static_cast<int>(map[i].vm_from)] = static_cast<int>(map[i].vm_to & 7);
   }
   return v;
 }
 
+}  // namespace
+
+VlanFacts parse_link_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifindex)) {
+  // Through libnl-route's parser for RTM_NEWLINK, the one rtnl_link_get_kernel uses.
+  Msg msg(nlmsg_convert(const_cast<nlmsghdr*>(h)));
+  if (!msg) return {};
+  nlmsg_set_proto(msg.get(), NETLINK_ROUTE);
+  nl::Object obj;
+  nl_msg_parse(
+      msg.get(),
+      [](nl_object* o, void* arg) {
+        nl_object_get(o);
+        static_cast<nl::Object*>(arg)->reset(o);
+      },
+      &obj);
+  if (!obj || std::string_view(nl_object_get_type(obj.get())) != "route/link") return {};
+  return vlan_facts(reinterpret_cast<rtnl_link*>(obj.get()), ifname_of);
+}
+
 VlanFacts LibnlFabricProbe::vlan(const std::string& ifn) {
-  VlanFacts out;
-  Msg msg(nlmsg_alloc_simple(RTM_GETLINK, NLM_F_REQUEST));
-  if (!msg) return out;
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  nlmsg_append(msg.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO);
-  nla_put_string(msg.get(), IFLA_IFNAME, ifn.c_str());
-  transact(msg.get(), [&](nlmsghdr* h) {
-    if (h->nlmsg_type == RTM_NEWLINK) out = parse_link_reply(h, ifname);
-  });
-  return out;
+  Reply ignored;
+  Sock sock = open_socket(NETLINK_ROUTE, ignored);
+  rtnl_link* link = nullptr;
+  if (!sock || rtnl_link_get_kernel(sock.get(), 0, ifn.c_str(), &link) < 0) return {};
+  nl::Link owned(link);
+  return vlan_facts(owned.get(), ifname);
 }
 
 DcbState LibnlFabricProbe::dcb(const std::string& ifn) {

@@ -1,8 +1,9 @@
-// What `rnvme doctor` asks the kernel beyond sysfs.  Route netlink (NETLINK_ROUTE) through libnl
-// with raw messages: the route the RDMA CM would take to an address (RTM_GETROUTE), the next
-// hop's neighbour state (RTM_GETNEIGH) and a netdev's IEEE DCB configuration (RTM_GETDCB,
-// DCB_CMD_IEEE_GET: PFC, ETS, APP table).  RDMA netlink (RDMA_NLDEV_CMD_RES_GET) for the
-// resources in use and verbs (ibv_query_device) for a device's limits.
+// What `rnvme doctor` asks the kernel beyond sysfs.  Route netlink (NETLINK_ROUTE) through
+// libnl-route: the route the RDMA CM would take to an address (RTM_GETROUTE), the next hop's
+// neighbour state (the neighbour cache) and whether a netdev is a VLAN (rtnl_link); a netdev's
+// IEEE DCB configuration (RTM_GETDCB, DCB_CMD_IEEE_GET: PFC, ETS, APP table) with raw libnl
+// messages, as libnl has no DCB support.  RDMA netlink (RDMA_NLDEV_CMD_RES_GET, raw messages)
+// for the resources in use and verbs (ibv_query_device) for a device's limits.
 #pragma once
 
 #include <linux/netlink.h>
@@ -12,6 +13,8 @@
 
 #include "core/doctor.h"
 #include "core/result.h"
+
+struct nl_cache;
 
 namespace rnvme {
 
@@ -23,7 +26,7 @@ class FabricProbe {
   // NUD state name of `addr` on `ifname` ("REACHABLE", "PERMANENT", "FAILED", ...); empty: none.
   virtual std::string neighbour_state(const std::string& ifname, const std::string& addr) = 0;
   virtual DcbState dcb(const std::string& ifname) = 0;
-  // RTM_GETLINK: whether `ifname` is a VLAN, of which device, with which egress-qos-map.
+  // Whether `ifname` is a VLAN, of which device, with which egress-qos-map (RTM_GETLINK).
   virtual VlanFacts vlan(const std::string& ifname) = 0;
   // max_* from verbs (0 when unknown), used_* from the RDMA netlink resource summary (-1).
   virtual DeviceLimits device_limits(const RdmaDevice& dev) = 0;
@@ -77,8 +80,14 @@ class FakeFabricProbe final : public FabricProbe {
 // Parsers of the kernel's replies, separate so tests feed them messages built byte by byte.
 // `h` is one RTM_GETDCB reply (struct dcbmsg + attributes).
 DcbState parse_dcb_ieee_reply(const nlmsghdr* h);
-// One RTM_NEWLINK reply; `lower` is named through `ifname_of` (if_indextoname on the host).
+// One RTM_NEWROUTE reply to RTM_GETROUTE (libnl-route's rtnl_route_parse); found=false when it
+// is not one; `oif` is named through `ifname_of` (if_indextoname on the host).
+RouteFacts parse_route_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifindex));
+// One RTM_NEWLINK reply (libnl-route's link parser); `lower` is named through `ifname_of`.
 VlanFacts parse_link_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifindex));
+// The NUD state name of `addr` on `ifindex` in a libnl neighbour cache ("route/neigh"); empty
+// when it has no entry for it.
+std::string neighbour_in(nl_cache* neighbours, int ifindex, const std::string& addr);
 // DCB_ATTR_DCB_APP_TRUST_TABLE of enum ieee_attrs (Linux 6.3+), numbered here for older headers.
 inline constexpr int kDcbAttrTrustTable = 11;
 // The name of a NUD_* state bit ("REACHABLE"...).

@@ -5,11 +5,14 @@
 #include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
+#include <arpa/inet.h>
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 
 #include <cstring>
 #include <memory>
+
+#include "sys/nl_handles.h"
 
 namespace rnvme {
 namespace {
@@ -137,6 +140,114 @@ TEST(FabricProbe, NonVlanLinkIsNotAVlan) {
   EXPECT_FALSE(parse_link_reply(nlmsg_hdr(m.get()), fake_ifname).is_vlan);
   LibnlFabricProbe p;
   EXPECT_FALSE(p.vlan("lo").is_vlan);
+}
+
+void put_ip(nl_msg* m, int type, int family, const char* ip) {
+  unsigned char b[16] = {};
+  ASSERT_EQ(inet_pton(family, ip, b), 1) << ip;
+  nla_put(m, type, family == AF_INET ? 4 : 16, b);
+}
+
+// An RTM_NEWROUTE answer to RTM_GETROUTE with RTM_F_LOOKUP_TABLE, as rt_fill_info sends it for a
+// route found in table 100 (policy routing): the table is in RTA_TABLE, rtm_table says COMPAT.
+Msg route_reply(int family, unsigned char type, bool with_table_attr) {
+  Msg m(nlmsg_alloc_simple(RTM_NEWROUTE, 0));
+  rtmsg rtm{};
+  rtm.rtm_family = static_cast<unsigned char>(family);
+  rtm.rtm_dst_len = family == AF_INET ? 32 : 128;
+  rtm.rtm_table = with_table_attr ? RT_TABLE_COMPAT : RT_TABLE_LOCAL;
+  rtm.rtm_type = type;
+  rtm.rtm_flags = RTM_F_CLONED | RTM_F_LOOKUP_TABLE;
+  nlmsg_append(m.get(), &rtm, sizeof rtm, NLMSG_ALIGNTO);
+  if (with_table_attr) nla_put_u32(m.get(), RTA_TABLE, 100);
+  if (family == AF_INET) {
+    put_ip(m.get(), RTA_DST, AF_INET, "10.8.1.1");
+    nla_put_u32(m.get(), RTA_OIF, 4);
+    put_ip(m.get(), RTA_PREFSRC, AF_INET, "10.9.0.1");
+    put_ip(m.get(), RTA_GATEWAY, AF_INET, "10.9.0.254");
+    nlattr* mx = nla_nest_start(m.get(), RTA_METRICS);
+    nla_put_u32(m.get(), RTAX_MTU, 1400);
+    nla_nest_end(m.get(), mx);
+    nla_put_u32(m.get(), RTA_UID, 0);
+  } else {
+    put_ip(m.get(), RTA_DST, AF_INET6, "fd11::1");
+    nla_put_u32(m.get(), RTA_OIF, 1);
+    put_ip(m.get(), RTA_PREFSRC, AF_INET6, "fd11::1");
+    nla_put_u32(m.get(), RTA_PRIORITY, 0);
+    rta_cacheinfo ci{};
+    nla_put(m.get(), RTA_CACHEINFO, sizeof ci, &ci);
+    nla_put_u8(m.get(), RTA_PREF, 0);
+  }
+  return m;
+}
+
+std::string route_ifname(int ifindex) { return ifindex == 4 ? "ens1f0np0" : ifindex == 1 ? "lo" : "?"; }
+
+TEST(FabricProbe, ParsesARouteReply) {
+  Msg m = route_reply(AF_INET, RTN_UNICAST, true);
+  RouteFacts r = parse_route_reply(nlmsg_hdr(m.get()), route_ifname);
+  EXPECT_TRUE(r.found);
+  EXPECT_EQ(r.err, 0);
+  EXPECT_EQ(r.oif, "ens1f0np0");
+  EXPECT_EQ(r.src, "10.9.0.1");
+  EXPECT_EQ(r.gateway, "10.9.0.254");
+  EXPECT_EQ(r.mtu, 1400);
+  EXPECT_EQ(r.table, 100);
+  EXPECT_FALSE(r.local);
+}
+
+TEST(FabricProbe, ParsesALocalIpv6RouteReply) {
+  Msg m = route_reply(AF_INET6, RTN_LOCAL, false);
+  RouteFacts r = parse_route_reply(nlmsg_hdr(m.get()), route_ifname);
+  EXPECT_TRUE(r.found);
+  EXPECT_TRUE(r.local);
+  EXPECT_EQ(r.oif, "lo");
+  EXPECT_EQ(r.src, "fd11::1");
+  EXPECT_EQ(r.gateway, "");
+  EXPECT_EQ(r.mtu, 0);
+  EXPECT_EQ(r.table, RT_TABLE_LOCAL);  // no RTA_TABLE: rtm_table
+}
+
+TEST(FabricProbe, OtherMessagesAreNoRoute) {
+  Msg m(nlmsg_alloc_simple(RTM_NEWLINK, 0));
+  ifinfomsg ifi{};
+  nlmsg_append(m.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO);
+  EXPECT_FALSE(parse_route_reply(nlmsg_hdr(m.get()), route_ifname).found);
+}
+
+// RTM_NEWNEIGH as neigh_fill_info sends it (what a dump of the neighbour table holds).
+Msg neigh_msg(int family, int ifindex, uint16_t state, const char* ip) {
+  Msg m(nlmsg_alloc_simple(RTM_NEWNEIGH, NLM_F_MULTI));
+  ndmsg nd{};
+  nd.ndm_family = static_cast<unsigned char>(family);
+  nd.ndm_ifindex = ifindex;
+  nd.ndm_state = state;
+  nd.ndm_type = RTN_UNICAST;
+  nlmsg_append(m.get(), &nd, sizeof nd, NLMSG_ALIGNTO);
+  put_ip(m.get(), NDA_DST, family, ip);
+  const unsigned char mac[6] = {2, 0, 0, 0, 0, 1};
+  nla_put(m.get(), NDA_LLADDR, sizeof mac, mac);
+  nla_put_u32(m.get(), NDA_PROBES, 0);
+  return m;
+}
+
+TEST(FabricProbe, NeighbourStateFromACache) {
+  nl_cache* c = nullptr;
+  ASSERT_EQ(nl_cache_alloc_name("route/neigh", &c), 0);
+  nl::Cache cache(c);
+  for (auto [family, ifindex, state, ip] :
+       {std::tuple{AF_INET, 4, NUD_REACHABLE, "10.9.0.254"}, std::tuple{AF_INET, 5, NUD_FAILED, "10.9.0.254"},
+        std::tuple{AF_INET6, 4, NUD_STALE, "fd11::2"}, std::tuple{AF_INET, 4, NUD_PERMANENT, "10.9.0.253"}}) {
+    Msg m = neigh_msg(family, ifindex, static_cast<uint16_t>(state), ip);
+    ASSERT_EQ(nl_cache_parse_and_add(cache.get(), m.get()), 0) << ip;
+  }
+  EXPECT_EQ(neighbour_in(cache.get(), 4, "10.9.0.254"), "REACHABLE");
+  EXPECT_EQ(neighbour_in(cache.get(), 5, "10.9.0.254"), "FAILED");  // same address, other netdev
+  EXPECT_EQ(neighbour_in(cache.get(), 4, "fd11::2"), "STALE");
+  EXPECT_EQ(neighbour_in(cache.get(), 4, "10.9.0.253"), "PERMANENT");
+  EXPECT_EQ(neighbour_in(cache.get(), 4, "10.9.0.1"), "");           // no entry
+  EXPECT_EQ(neighbour_in(cache.get(), 6, "10.9.0.254"), "");
+  EXPECT_EQ(neighbour_in(cache.get(), 4, "not-an-ip"), "");
 }
 
 TEST(FabricProbe, NudStateNames) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <functional>
 #include <memory>
 
 namespace rnvme {
@@ -44,16 +45,10 @@ bool parse(nl_msg* msg, Attrs& tb) {
   return nlmsg_parse(nlmsg_hdr(msg), 0, tb.data(), RDMA_NLDEV_ATTR_MAX - 1, nullptr) == 0;
 }
 
-// Sends `msg` and feeds every reply to `on_msg`; waits for the dump's end or the ACK.
-template <typename F>
-Status transact(nl_sock* s, nl_msg* msg, F on_msg, std::string_view what) {
-  auto trampoline = [](nl_msg* m, void* arg) -> int {
-    (*static_cast<F*>(arg))(m);
-    return NL_OK;
-  };
-  nl_socket_modify_cb(s, NL_CB_VALID, NL_CB_CUSTOM, trampoline, &on_msg);
-  if (int rc = nl_send_auto(s, msg); rc < 0) return nl_error(std::string(what), rc);
-  if (int rc = nl_recvmsgs_default(s); rc < 0) return nl_error(std::string(what), rc);
+// nl::transact, with libnl's failure (the kernel's error answer included) as this adapter's Error.
+Status transact(nl_sock* s, nl_msg* msg, const std::function<void(nl_msg*)>& on_msg,
+                std::string_view what) {
+  if (nl::Exchange x = nl::transact(s, msg, on_msg); x.rc < 0) return nl_error(std::string(what), x.rc);
   return Ok{};
 }
 

@@ -1,10 +1,17 @@
-// Owners of libnl handles (socket, message, callback set), shared by the netlink adapters.
+// Owners of libnl handles (socket, message, callback set, and libnl-route's cache, address and
+// route/neighbour/link objects), and the one request/reply exchange the netlink adapters share.
 #pragma once
 
+#include <netlink/addr.h>
+#include <netlink/cache.h>
 #include <netlink/handlers.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <netlink/route/neighbour.h>
+#include <netlink/route/route.h>
 
+#include <functional>
 #include <memory>
 
 namespace rnvme::nl {
@@ -18,8 +25,43 @@ struct MsgDeleter {
 struct CbDeleter {
   void operator()(nl_cb* c) const { nl_cb_put(c); }
 };
+struct CacheDeleter {
+  void operator()(nl_cache* c) const { nl_cache_free(c); }
+};
+struct AddrDeleter {
+  void operator()(nl_addr* a) const { nl_addr_put(a); }
+};
+struct ObjectDeleter {
+  void operator()(nl_object* o) const { nl_object_put(o); }
+};
+struct RouteDeleter {
+  void operator()(rtnl_route* r) const { rtnl_route_put(r); }
+};
+struct NeighDeleter {
+  void operator()(rtnl_neigh* n) const { rtnl_neigh_put(n); }
+};
+struct LinkDeleter {
+  void operator()(rtnl_link* l) const { rtnl_link_put(l); }
+};
 using Sock = std::unique_ptr<nl_sock, SockDeleter>;
 using Msg = std::unique_ptr<nl_msg, MsgDeleter>;
 using Cb = std::unique_ptr<nl_cb, CbDeleter>;
+using Cache = std::unique_ptr<nl_cache, CacheDeleter>;
+using Addr = std::unique_ptr<nl_addr, AddrDeleter>;
+using Object = std::unique_ptr<nl_object, ObjectDeleter>;
+using Route = std::unique_ptr<rtnl_route, RouteDeleter>;
+using Neigh = std::unique_ptr<rtnl_neigh, NeighDeleter>;
+using Link = std::unique_ptr<rtnl_link, LinkDeleter>;
+
+struct Exchange {
+  int rc = 0;         // libnl's code: < 0 when sending or receiving failed (a kernel error included)
+  int err = 0;        // the errno the kernel answered with (positive); ENOMEM if no callback set
+  bool sent = false;  // the request went out (rc < 0 then is about the answer)
+};
+
+// Sends `msg` on `sock` and hands every reply to `on_msg` (one nl_recvmsgs: a dump to its end,
+// else the first answer). The kernel's error answer is kept as its errno in `err`, which libnl's
+// own code in `rc` would blur (ENETUNREACH and EHOSTUNREACH are both NLE_FAILURE).
+Exchange transact(nl_sock* sock, nl_msg* msg, const std::function<void(nl_msg*)>& on_msg);
 
 }  // namespace rnvme::nl

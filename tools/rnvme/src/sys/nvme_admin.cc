@@ -11,6 +11,7 @@ extern "C" {
 }
 
 #include "core/discovery.h"
+#include "core/nvme_status.h"
 #include "sys/fd.h"
 
 namespace rnvme {
@@ -27,7 +28,8 @@ Status get_log(int fd, uint32_t offset, std::vector<uint8_t>& buf, const std::st
   if (rc == 0) return Ok{};
   Error e = make_error(ErrorCode::kFailure,
                        rc < 0 ? fmt::format("get discovery log from {}: {}", dev, std::strerror(errno))
-                              : fmt::format("get discovery log from {}: NVMe status {:#x}", dev, rc));
+                              : fmt::format("get discovery log from {}: NVMe status {}", dev,
+                                            nvme_status_text(static_cast<uint32_t>(rc))));
   if (rc < 0) e.sys_errno = errno;
   return e;
 }

@@ -1,5 +1,5 @@
 // Admin commands on a controller's character device, through libnvme 1.x (the only file that
-// includes libnvme headers).
+// calls into a device through libnvme; src/core uses only its name and status tables).
 #pragma once
 
 #include <cstdint>
