@@ -1019,8 +1019,12 @@ static void rnvme_stop_ctrl(struct nvme_ctrl *nctrl)
 static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
 {
 	struct rnvme_ctrl *ctrl = to_rnvme_ctrl(nctrl);
+	u32 i;
 
 	cancel_delayed_work_sync(&ctrl->ack_wd_work);
+	/* a grow queued after its queue was torn down has nothing to do */
+	for (i = 0; ctrl->queues && i < nctrl->queue_count; i++)
+		cancel_work_sync(&ctrl->queues[i].mr_grow);
 	/* a controller that never made it onto the list does not own opts */
 	if (!list_empty(&ctrl->list)) {
 		rnvme_ctrl_list_del(ctrl);
@@ -1180,6 +1184,7 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 		ctrl->queues[i].tele = &ctrl->tele[i];
 		ctrl->queues[i].qid = i;
 		mutex_init(&ctrl->queues[i].queue_lock);
+		INIT_WORK(&ctrl->queues[i].mr_grow, rnvme_mr_grow_work);
 	}
 
 	rnvme_ctrl_ops.name = rnvme_transport_name;

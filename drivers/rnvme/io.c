@@ -108,24 +108,57 @@ static void rnvme_map_global_rkey(struct rnvme_queue *queue,
 			queue->dev->pd->unsafe_global_rkey, false);
 }
 
+/* pop a free MR of @queue's pool; NULL when none is free */
+static __always_inline struct ib_mr *rnvme_mr_get(struct rnvme_queue *queue,
+						  struct rnvme_request *req)
+{
+	s64 old = atomic64_read(&queue->mr_top);
+	u32 top;
+
+	do {
+		top = (u32)old;
+		if (unlikely(!top))
+			return NULL;
+	} while (!atomic64_try_cmpxchg(&queue->mr_top, &old,
+			(s64)((((u64)old >> 32) + 1) << 32 |
+			      READ_ONCE(queue->mr_next[top - 1]))));
+	req->mr_idx = top - 1;
+	return queue->mrs[top - 1];
+}
+
+/* give @req's MR back to its queue's pool */
+static __always_inline void rnvme_mr_put(struct rnvme_queue *queue,
+					 struct rnvme_request *req)
+{
+	u32 idx = req->mr_idx;
+
+	req->mr = NULL;
+	/* an MR of a pool torn down since (nothing should get here) */
+	if (WARN_ON_ONCE(idx >= READ_ONCE(queue->nr_mrs)))
+		return;
+	rnvme_mr_push(queue, idx);
+}
+
 static int rnvme_map_fast_reg(struct rnvme_queue *queue,
 			      struct rnvme_request *req,
 			      struct nvme_command *c, int count, bool write)
 {
 	struct ib_mr *mr;
-	int tag = blk_mq_rq_from_pdu(req)->tag;
 	u32 rkey;
 	int nr;
 
-	/* the MR of this tag (rnvme_alloc_mrs()): nobody else uses it */
-	if (WARN_ON_ONCE((u32)tag >= queue->nr_mrs))
-		return -EIO;
-	mr = queue->mrs[tag];
+	mr = rnvme_mr_get(queue, req);
+	if (unlikely(!mr)) {
+		rnvme_mr_pool_empty(queue);
+		return -EAGAIN;
+	}
 
 	/* the target's MPS is 4 KiB whatever the host page size */
 	nr = ib_map_mr_sg(mr, req->sgt.sgl, count, NULL, SZ_4K);
-	if (unlikely(nr < count))
+	if (unlikely(nr < count)) {
+		rnvme_mr_push(queue, req->mr_idx);
 		return nr < 0 ? nr : -EINVAL;
+	}
 
 	/* a fresh key per use: a late access with the old key must fail */
 	rkey = ib_inc_rkey(mr->rkey);
@@ -249,8 +282,8 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
 	if (!nr)
 		return;
 
-	/* the MR stays with the tag (rnvme_map_fast_reg()) */
-	req->mr = NULL;
+	if (req->mr)
+		rnvme_mr_put(queue, req);
 	ib_dma_unmap_sg(queue->ibdev, req->sgt.sgl, req->nents,
 			rq_dma_dir(rq));
 	if (unlikely(nr > RNVME_INLINE_SG_CNT))

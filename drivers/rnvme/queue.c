@@ -268,31 +268,96 @@ static void rnvme_free_mrs(struct rnvme_queue *queue)
 		ib_dereg_mr(queue->mrs[i]);
 	kfree(queue->mrs);
 	queue->mrs = NULL;
+	kfree(queue->mr_next);
+	queue->mr_next = NULL;
 	queue->nr_mrs = 0;
 }
 
+/* push MR @idx of @queue's pool on its free stack */
+void rnvme_mr_push(struct rnvme_queue *queue, u32 idx)
+{
+	s64 old = atomic64_read(&queue->mr_top);
+	s64 new;
+
+	do {
+		WRITE_ONCE(queue->mr_next[idx], (u32)old);
+		new = (s64)((((u64)old >> 32) + 1) << 32 | (idx + 1));
+	} while (!atomic64_try_cmpxchg(&queue->mr_top, &old, new));
+}
+
 /*
- * One fast-registration MR per tag, each able to map the largest I/O plus
- * one page (the data may start in the middle of one).
+ * Add MRs to @queue's pool until it holds @want (at most queue_size).
+ * Called while setting the queue up, and by rnvme_mr_grow_work(), never both
+ * at once: the work is cancelled before the pool goes.
+ */
+static int rnvme_add_mrs(struct rnvme_queue *queue, u32 want)
+{
+	struct ib_mr *mr;
+
+	want = min_t(u32, want, queue->queue_size);
+	while (queue->nr_mrs < want) {
+		mr = ib_alloc_mr(queue->dev->pd, IB_MR_TYPE_MEM_REG,
+				 queue->mr_pages);
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		queue->mrs[queue->nr_mrs] = mr;
+		rnvme_mr_push(queue, queue->nr_mrs);
+		/* rnvme_mr_put() checks an index against it */
+		WRITE_ONCE(queue->nr_mrs, queue->nr_mrs + 1);
+	}
+	return 0;
+}
+
+/*
+ * The pool starts with RNVME_MR_POOL_START MRs and doubles whenever a request
+ * finds none free, up to one per request that can be in flight: memory
+ * follows the depth a queue is used at, not the depth it could be.
  */
 static int rnvme_alloc_mrs(struct rnvme_queue *queue, u32 pages_per_mr)
 {
 	u32 n = queue->queue_size;
-	struct ib_mr *mr;
 
 	queue->mrs = kcalloc(n, sizeof(*queue->mrs), GFP_KERNEL);
-	if (!queue->mrs)
+	queue->mr_next = kcalloc(n, sizeof(*queue->mr_next), GFP_KERNEL);
+	if (!queue->mrs || !queue->mr_next) {
+		rnvme_free_mrs(queue);
 		return -ENOMEM;
-	for (queue->nr_mrs = 0; queue->nr_mrs < n; queue->nr_mrs++) {
-		mr = ib_alloc_mr(queue->dev->pd, IB_MR_TYPE_MEM_REG,
-				 pages_per_mr);
-		if (IS_ERR(mr)) {
-			rnvme_free_mrs(queue);
-			return PTR_ERR(mr);
-		}
-		queue->mrs[queue->nr_mrs] = mr;
+	}
+	queue->mr_pages = pages_per_mr;
+	atomic64_set(&queue->mr_top, 0);
+	if (rnvme_add_mrs(queue, RNVME_MR_POOL_START)) {
+		rnvme_free_mrs(queue);
+		return -ENOMEM;
 	}
 	return 0;
+}
+
+void rnvme_mr_grow_work(struct work_struct *work)
+{
+	struct rnvme_queue *queue =
+		container_of(work, struct rnvme_queue, mr_grow);
+	u32 had = queue->nr_mrs;
+	int ret = 0;
+
+	if (test_bit(RNVME_Q_TR_READY, &queue->flags))
+		ret = rnvme_add_mrs(queue, 2 * had);
+	if (ret)
+		dev_warn_ratelimited(queue->ctrl->ctrl.device,
+				     "queue %d: adding MRs to the %u there are failed (%d); requests wait for a free one\n",
+				     rnvme_queue_idx(queue), had, ret);
+	clear_bit(RNVME_Q_MR_GROWING, &queue->flags);
+}
+
+/*
+ * A request of @queue found no free MR: it is dispatched again later
+ * (BLK_STS_RESOURCE), and the pool grows unless it is full.
+ */
+void rnvme_mr_pool_empty(struct rnvme_queue *queue)
+{
+	if (READ_ONCE(queue->nr_mrs) < queue->queue_size &&
+	    test_bit(RNVME_Q_TR_READY, &queue->flags) &&
+	    !test_and_set_bit(RNVME_Q_MR_GROWING, &queue->flags))
+		queue_work(system_unbound_wq, &queue->mr_grow);
 }
 
 /* the receive work requests, one per buffer, filled in once */
@@ -515,7 +580,8 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 	if (ret) {
 		dev_err(&ibdev->dev,
 			"rnvme: queue %d: allocating %d MRs of %u pages failed (%d)\n",
-			rnvme_queue_idx(queue), queue->queue_size,
+			rnvme_queue_idx(queue),
+			min_t(int, RNVME_MR_POOL_START, queue->queue_size),
 			pages_per_mr, ret);
 		goto out_free_ring;
 	}
@@ -557,6 +623,9 @@ void rnvme_destroy_queue_ib(struct rnvme_queue *queue)
 
 	ibdev = queue->dev->ibdev;
 	cq = rnvme_fence_pollers(queue);
+	/* not ready any more: a grow queued from now on adds nothing */
+	cancel_work_sync(&queue->mr_grow);
+	clear_bit(RNVME_Q_MR_GROWING, &queue->flags);
 	/* the CM id is already gone: destroy the QP directly */
 	ib_destroy_qp(queue->qp);
 	queue->qp = NULL;

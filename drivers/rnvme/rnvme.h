@@ -50,6 +50,8 @@
 
 /* Largest SGE count used for in-capsule data (plus one for the SQE). */
 #define RNVME_MAX_INLINE_SEGMENTS	4
+/* fast-registration MRs a queue's pool starts with (rnvme_alloc_mrs()) */
+#define RNVME_MR_POOL_START		16
 
 /**
  * struct rnvme_qe - a DMA-mapped buffer posted to the QP
@@ -100,6 +102,8 @@ enum rnvme_queue_flags {
 	 * authentication: a failure from here to live is the authentication's
 	 */
 	RNVME_Q_AUTH		= 5,
+	/* rnvme_mr_grow_work() is queued or running */
+	RNVME_Q_MR_GROWING	= 6,
 };
 
 /**
@@ -146,6 +150,8 @@ struct rnvme_queue {
 	 * be between its increment and decrement when the queue is set up
 	 */
 	atomic_t		pollers;
+	/* adds MRs to the pool when a request found none (rnvme_mr_get()) */
+	struct work_struct	mr_grow;
 	/* rnvme_alloc_queue() clears everything from here on */
 	struct rnvme_qe		*rsp_ring;
 	struct rnvme_recv	*rsp_wr;
@@ -215,11 +221,18 @@ struct rnvme_queue {
 	unsigned long		probe_busy;
 	u32			probe_seq;
 	/*
-	 * Fast-registration MRs, one per tag (blk-mq never hands out a tag
-	 * >= queue_size): a request uses @mrs[its tag], no pool, no lock.
+	 * Fast-registration MRs, as many as requests have needed at once:
+	 * @nr_mrs of them in @mrs (room for queue_size, one per request that
+	 * can be in flight), each @mr_pages pages.  The free ones form a
+	 * stack through @mr_next (index + 1, 0 ends it) whose top is the low
+	 * half of @mr_top; the high half counts changes, so that a pop racing
+	 * a pop and a push of the same MR fails its cmpxchg (ABA).
 	 */
 	struct ib_mr		**mrs;
+	u32			*mr_next;
+	atomic64_t		mr_top;
 	u32			nr_mrs;
+	u32			mr_pages;
 	/* the receive buffers need dma_sync calls around CPU access */
 	bool			rsp_sync;
 	/* the PD's local DMA lkey; in-capsule room (rnvme_inline_room()) */
@@ -288,6 +301,7 @@ static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
  * struct rnvme_request - per-request transport state (blk-mq PDU)
  * @nreq:     nvme-core's part; must come first (nvme_req())
  * @mr:       fast-registration MR mapping the data, or NULL
+ * @mr_idx:   its index in the queue's pool (rnvme_queue.mrs)
  * @sqe:      the command capsule's SQE buffer
  * @result:   completion result, copied from the CQE
  * @status:   completion status, copied from the CQE
@@ -327,6 +341,7 @@ struct rnvme_request {
 	union nvme_result	result;
 	__le16			status;
 	bool			rsp_seen;
+	u32			mr_idx;
 	atomic_t		ref;
 	u32			sqe_gen;
 	u32			send_seq;
@@ -533,6 +548,9 @@ int rnvme_alloc_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
 void rnvme_free_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
 		   enum dma_data_direction dir);
 u32 rnvme_max_fr_pages(struct ib_device *ibdev);
+void rnvme_mr_push(struct rnvme_queue *queue, u32 idx);
+void rnvme_mr_pool_empty(struct rnvme_queue *queue);
+void rnvme_mr_grow_work(struct work_struct *work);
 int rnvme_map_sqe(struct rnvme_queue *queue, struct rnvme_request *req);
 void rnvme_unmap_sqe(struct rnvme_request *req);
 int rnvme_post_probe(struct rnvme_queue *queue);

@@ -188,6 +188,11 @@ static u64 rnvme_q_probes(struct rnvme_queue *q)
 	return READ_ONCE(q->probes);
 }
 
+static u64 rnvme_q_mrs(struct rnvme_queue *q)
+{
+	return READ_ONCE(q->nr_mrs);
+}
+
 #define RNVME_QUEUE_SUM_ATTR(name)					\
 static ssize_t name##_show(struct device *dev,				\
 			   struct device_attribute *attr, char *buf)	\
@@ -202,6 +207,7 @@ RNVME_QUEUE_SUM_ATTR(sends);
 RNVME_QUEUE_SUM_ATTR(sends_signaled);
 RNVME_QUEUE_SUM_ATTR(parked);
 RNVME_QUEUE_SUM_ATTR(probes);
+RNVME_QUEUE_SUM_ATTR(mrs);
 
 static struct attribute *rnvme_ctrl_attrs[] = {
 	&dev_attr_error_recoveries.attr,
@@ -217,6 +223,7 @@ static struct attribute *rnvme_ctrl_attrs[] = {
 	&dev_attr_sends_signaled.attr,
 	&dev_attr_parked.attr,
 	&dev_attr_probes.attr,
+	&dev_attr_mrs.attr,
 	&dev_attr_telemetry_layout.attr,
 	&dev_attr_telemetry_reset.attr,
 	NULL,

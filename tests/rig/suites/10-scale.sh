@@ -1,0 +1,153 @@
+#!/bin/bash
+# Rig: many controllers. The host guest holds only the host side (the target and
+# its Soft-RoCE queues live in the other guest), so a memory delta here is the
+# host's own. For rnvme and then the in-tree nvme_rdma, in one boot:
+#  1. connect N controllers to the subsystem (own host NQN/ID each, 2 I/O queues,
+#     default queue size): time per controller, memory per controller
+#     (MemAvailable, slab, vmalloc; biggest slab caches and vmalloc callers);
+#  2. reconnect storm: the target's port goes away for STORM_S seconds with all N
+#     live (reconnect_delay=1): time until all N are live again, no hung task;
+#  3. teardown: time per controller; memory back within a bound.
+# Figures are printed as "# scale:" lines (Documentation/scale.rst has the table).
+set -uo pipefail
+# shellcheck source-path=SCRIPTDIR source=../../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../../lib/rig.sh
+. "$(dirname "$0")/../lib/rig.sh"
+
+N=${TEST_SCALE_N:-16}
+STORM_S=${TEST_SCALE_STORM_S:-10}
+DRIVERS=${TEST_SCALE_DRIVERS:-rnvme inbox}
+work=/run/rnvme-scale
+rm -rf "$work"
+mkdir -p "$work"
+
+suite_begin
+rig_setup
+
+s_hostid() { printf '5ca1e000-0000-4000-8000-%012d' "$1"; }
+
+# vmalloc bytes by caller (KiB), "caller KiB" lines
+vmalloc_by_caller() {
+	awk '$2 ~ /^[0-9]+$/ && / vmalloc/ {
+		c = $3; sub(/\+.*/, "", c); if ($4 ~ /^\[/) c = c $4; s[c] += $2 }
+		END { for (c in s) printf "%s %d\n", c, s[c] / 1024 }' /proc/vmallocinfo | sort
+}
+mem_snap() { # NAME
+	fx_settle 2
+	fx_mem_snapshot "$work/$1.mem"
+	vmalloc_by_caller > "$work/$1.vm"
+}
+mem_report() { # BEFORE AFTER N DRIVER: per-controller figures
+	local b=$1 a=$2 n=$3 drv=$4 vm
+	fx_mem_delta "$work/$b.mem" "$work/$a.mem"
+	vm=$(awk '$1 == "mem" && $2 == "VmallocUsed" { print $3 }' "$work/$b.mem" "$work/$a.mem" | awk 'NR == 1 { b = $1 } NR == 2 { print $1 - b }')
+	# used = MemTotal - MemFree - Buffers - Cached - SReclaimable: what the kernel holds
+	# unreclaimably (slab, vmalloc, pages of blk-mq requests and DMA buffers); MemAvailable
+	# also moves with the page cache of the test's own commands
+	used=$(awk '$1 == "mem" && $2 ~ /^(MemFree|Buffers|Cached|SReclaimable)$/ { v[FILENAME] += $3 }
+		END { print v[ARGV[1]] - v[ARGV[2]] }' "$work/$b.mem" "$work/$a.mem")
+	echo "# scale: $drv N=$n per controller: kernel memory $((used / n)) KiB (MemAvailable $((-MEM_D_AVAIL / n)), Slab $((MEM_D_SLAB / n)), kmalloc-N $((MEM_D_KMALLOC / n)), VmallocUsed $((vm / n)) KiB)"
+	awk 'FNR == NR { b[$1] = $2; next } $2 - b[$1] > 0 { print $2 - b[$1], $1 }' "$work/$b.vm" "$work/$a.vm" | sort -rn | head -n 6 |
+		awk -v n="$n" '{ printf "# vmalloc %s: %+d KiB (%d KiB per controller)\n", $2, $1, $1 / n }'
+	# the figure compared: slab that cannot be reclaimed plus vmalloc pages,
+	# exact counts of what the kernel allocated (the page-level "used" above
+	# also moves by megabytes with per-CPU page lists between runs)
+	MEM_PER_CTRL=$(((MEM_D_SUNRECLAIM + vm) / n))
+	echo "# scale: $drv N=$n per controller: SUnreclaim + VmallocUsed $MEM_PER_CTRL KiB"
+}
+
+all_live() { local c; for c in "${CTRLS[@]}"; do ctrl_is "$c" live || return 1; done; }
+live_count() { local c k=0; for c in "${CTRLS[@]}"; do ctrl_is "$c" live && k=$((k + 1)); done; echo "$k"; }
+
+declare -A MEM CONN TEAR STORM
+for drv in $DRIVERS; do
+	HOST_DRIVER=$drv
+	[ "$drv" = rnvme ] && HOST_DRIVER=rnvme
+	name=$drv; [ "$drv" = inbox ] && name=nvme_rdma
+	fx_host_driver_load || { not_ok "$name loaded"; continue; }
+	# one connect and delete first: the first connect of a boot also pays for
+	# page-cache misses over 9p and first-use allocations
+	hid=$(s_hostid 999)
+	out=$(nvmf_write "transport=$TRANSPORT,traddr=$TGT_IP4,trsvcid=$TGT_PORT,nqn=$TEST_NQN,host_traddr=$HOST_IP4,hostnqn=nqn.2014-08.org.nvmexpress:uuid:$hid,hostid=$hid,nr_io_queues=2")
+	[[ $out =~ instance=([0-9]+) ]] && echo 1 > "/sys/class/nvme/nvme${BASH_REMATCH[1]}/delete_controller"
+	mem_snap "$drv.0"
+	CTRLS=()
+	: > "$work/$drv.ct"
+	t0=$(now_ns)
+	failed=0
+	for ((i = 0; i < N; i++)); do
+		hid=$(s_hostid "$i")
+		t1=$(now_ns)
+		out=$(nvmf_write "transport=$TRANSPORT,traddr=$TGT_IP4,trsvcid=$TGT_PORT,nqn=$TEST_NQN,host_traddr=$HOST_IP4,hostnqn=nqn.2014-08.org.nvmexpress:uuid:$hid,hostid=$hid,nr_io_queues=2,reconnect_delay=1,ctrl_loss_tmo=120")
+		if [[ $out =~ instance=([0-9]+) ]]; then
+			CTRLS+=("nvme${BASH_REMATCH[1]}")
+			echo "$(secs_since "$t1")" >> "$work/$drv.ct"
+		else
+			failed=$((failed + 1))
+			echo "# connect $i: $out"
+		fi
+	done
+	CONN[$drv]=$(secs_since "$t0")
+	echo "# $name connect times (s): $(sort -n "$work/$drv.ct" | awk '{ v[NR] = $1 } END { printf "min %s median %s max %s", v[1], v[int((NR + 1) / 2)], v[NR] }')"
+	tap_result "$name: $N controllers connected in ${CONN[$drv]} s ($failed failed)" "$([ "$failed" -eq 0 ] && echo 0 || echo 1)"
+	nsok=0
+	for c in "${CTRLS[@]}"; do wait_ns_dev "$c" 60 >/dev/null && nsok=$((nsok + 1)); done
+	tap_result "$name: all $N have their namespace ($nsok)" "$([ "$nsok" -eq "$N" ] && echo 0 || echo 1)"
+	mem_snap "$drv.1"
+	mem_report "$drv.0" "$drv.1" "$N" "$name"
+	MEM[$drv]=$MEM_PER_CTRL
+
+	# rnvme's MR pools follow the depth used: they grow under a deep
+	# write+verify (16 KiB writes are not in-capsule, so both directions
+	# register), and no request fails while they grow
+	if [ "$drv" = rnvme ]; then
+		c=${CTRLS[0]}
+		m0=$(rnvme_stat "$c" mrs)
+		fio_verify_start "$(ctrl_ns_dev "$c")" 32M "$work/grow.json" --iodepth=96 --iodepth_batch_submit=32
+		fio_verify_finish "$work/grow.json" "$name: write+verify at queue depth 96 while the MR pools grow"
+		m1=$(rnvme_stat "$c" mrs)
+		tap_result "$name: $c's MRs grew with the depth used ($m0 after connect, $m1 after the deep run; ${CTRLS[1]:-} still has $(rnvme_stat "${CTRLS[1]:-$c}" mrs))" \
+			"$([ -n "$m0" ] && [ -n "$m1" ] && [ "$m1" -gt "$m0" ] && echo 0 || echo 1)"
+	fi
+
+	# 2. reconnect storm
+	fx_dmesg_mark "storm-$drv"
+	t_off=$(now_ns)
+	rig_t rt_port_off 1 >/dev/null || not_ok "$name: target port 1 disabled"
+	wait_for 30 sh -c "! grep -l live $(printf '/sys/class/nvme/%s/state ' "${CTRLS[@]}") >/dev/null 2>&1" ||
+		echo "# $name: still live after 30 s: $(live_count)"
+	while [ "$(secs_since "$t_off" | cut -d. -f1)" -lt "$STORM_S" ]; do sleep 0.2; done
+	echo "# $name: live during the outage: $(live_count) of ${#CTRLS[@]}"
+	t_on=$(now_ns)
+	rig_t rt_port_on 1 >/dev/null || not_ok "$name: target port 1 re-enabled"
+	if wait_for 120 all_live; then
+		STORM[$drv]=$(secs_since "$t_on")
+		ok "$name: all $N live again ${STORM[$drv]} s after the port came back (outage $(secs_since "$t_off" | cut -d. -f1) s)"
+	else
+		STORM[$drv]=-
+		not_ok "$name: all $N live within 120 s of the port coming back" "$(live_count) live"
+	fi
+	hung=$(fx_dmesg_since_mark | grep -cE 'blocked for more than|soft lockup' || true)
+	tap_result "$name: no hung task or soft lockup during the storm" "$([ "$hung" -eq 0 ] && echo 0 || echo 1)"
+
+	# 3. teardown
+	t0=$(now_ns)
+	for c in "${CTRLS[@]}"; do
+		timeout 60 sh -c "echo 1 > /sys/class/nvme/$c/delete_controller" 2>/dev/null || echo "# delete $c failed"
+	done
+	TEAR[$drv]=$(secs_since "$t0")
+	wait_for 60 fx_no_fabrics_ctrls
+	tap_result "$name: $N controllers deleted in ${TEAR[$drv]} s" "$(fx_no_fabrics_ctrls && echo 0 || echo 1)"
+	fx_host_driver_unload || not_ok "$name unloaded"
+	mem_snap "$drv.2"
+	fx_mem_delta "$work/$drv.0.mem" "$work/$drv.2.mem" >/dev/null
+	echo "# $name: after teardown and unload, MemAvailable $MEM_D_AVAIL KiB, kmalloc-N $MEM_D_KMALLOC KiB against before"
+	echo "# scale: $name N=$N connect ${CONN[$drv]} s, teardown ${TEAR[$drv]} s, memory ${MEM[$drv]} KiB per controller, storm $STORM_S s -> all live in ${STORM[$drv]} s"
+done
+
+if [ -n "${MEM[rnvme]:-}" ] && [ -n "${MEM[inbox]:-}" ] && [ "${MEM[inbox]}" -gt 0 ]; then
+	echo "# scale: memory per controller rnvme/nvme_rdma = $(awk -v a="${MEM[rnvme]}" -v b="${MEM[inbox]}" 'BEGIN { printf "%.2f", a / b }')"
+fi
+HOST_DRIVER=rnvme
+rig_end
