@@ -137,28 +137,28 @@ TuneDeviceFacts read_device(Context& ctx, FabricProbe& probe, const RdmaDevice* 
       if (auto i = parse_int(p)) d.ports.push_back(*i);
   }
   if (!d.software) {
-    d.numa_node = parse_int(read_trim(ctx.fs, dir + "/device/numa_node")).value_or(-1);
-    std::optional<std::vector<int>> local = parse_cpu_list(read_trim(ctx.fs, dir + "/device/local_cpulist"));
+    // An auxiliary RDMA device (irdma, bnxt_re) has no PCI attributes of its own: its netdev's
+    // PCI function has the NUMA node, the local CPUs and the MSI-X vectors.
+    std::string pci_dir = dir + "/device";
+    if (!ctx.fs.exists(pci_dir + "/numa_node") && !netdev.empty() &&
+        ctx.fs.exists("/sys/class/net/" + netdev + "/device"))
+      pci_dir = "/sys/class/net/" + netdev + "/device";
+    d.numa_node = parse_int(read_trim(ctx.fs, pci_dir + "/numa_node")).value_or(-1);
+    std::optional<std::vector<int>> local = parse_cpu_list(read_trim(ctx.fs, pci_dir + "/local_cpulist"));
     if ((!local || local->empty()) && d.numa_node >= 0)
       local = parse_cpu_list(read_trim(ctx.fs, fmt::format("/sys/devices/system/node/node{}/cpulist", d.numa_node)));
     if (!local || local->empty()) local = online;
     for (int c : *local)
       if (online.empty() || std::find(online.begin(), online.end(), c) != online.end())
         d.local_cpus.push_back(c);
-    // The device's MSI-X vectors: its PCI function's (an auxiliary RDMA device, irdma and
-    // bnxt_re, has them on the netdev's PCI function); the name must also carry its address
-    // when the vectors are not listed.
+    // The vectors are the PCI function's MSI-X vectors with a completion-vector name; without a
+    // msi_irqs listing, those whose name carries the function's address.
     std::set<int> msi;
-    bool have_msi = false;
-    for (const auto& base : {dir + "/device", "/sys/class/net/" + netdev + "/device"}) {
-      if (base.find("/net//") != std::string::npos || !ctx.fs.exists(base + "/msi_irqs")) continue;
-      for (const auto& i : list_or_empty(ctx.fs, base + "/msi_irqs"))
-        if (auto n = parse_int(i)) msi.insert(*n);
-      have_msi = true;
-      break;
-    }
-    std::string pci = pci_slot(ctx.fs, dir + "/device/uevent");
-    if (pci.empty() && !netdev.empty()) pci = pci_slot(ctx.fs, "/sys/class/net/" + netdev + "/device/uevent");
+    const bool have_msi = ctx.fs.exists(pci_dir + "/msi_irqs");
+    for (const auto& i : list_or_empty(ctx.fs, pci_dir + "/msi_irqs"))
+      if (auto n = parse_int(i)) msi.insert(*n);
+    std::string pci = pci_slot(ctx.fs, pci_dir + "/uevent");
+    if (pci.empty()) pci = pci_slot(ctx.fs, dir + "/device/uevent");
     for (const auto& [irq, iname] : irq_names(ctx.fs)) {
       auto vec = completion_vector(iname);
       if (!vec) continue;
@@ -469,7 +469,8 @@ Status do_apply(Context& ctx, FabricProbe& probe, const ApplyOptions& o) {
     if (*old) return ctx.fs.replace_files({{kTuneStatePath, state_text(**old)}});
     return ctx.fs.remove_file(kTuneStatePath);
   };
-  if (auto st = ctx.fs.replace_files({{kTuneStatePath, state_text(state)}}); !st) {
+  const bool state_same = *old && state_text(**old) == state_text(state);
+  if (auto st = state_same ? Status(Ok{}) : ctx.fs.replace_files({{kTuneStatePath, state_text(state)}}); !st) {
     Error e = st.take_error();
     e.message = "cannot record the original values, nothing changed: " + e.message;
     return e;
