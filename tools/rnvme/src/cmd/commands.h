@@ -139,4 +139,18 @@ std::string render_top(const StatsReport* prev, const StatsReport& cur, double s
                        const std::string& sort);
 Action setup_top(CLI::App& sub);
 
+struct TuneArgs {
+  std::string action;              // show | apply | revert | export-tuned
+  std::vector<std::string> ctrls;  // controllers; apply --from-state: the block device, if any
+  bool all = false;
+  std::string profile;             // latency | throughput | balanced
+  bool best_effort = false;
+  bool reconnect = false;          // refused for now: existing associations keep their queues
+  bool from_state = false;         // reapply the profile of the state file (udev, boot)
+  std::string dir;                 // export-tuned
+};
+// show / apply / revert / export-tuned (Documentation/tune.rst).
+Status run_tune(Context& ctx, FabricProbe& probe, const TuneArgs& args);
+Action setup_tune(CLI::App& sub);
+
 }  // namespace rnvme

@@ -52,6 +52,31 @@ TEST_F(ConnectTest, WritesOptionStringWithHostIdentityAndPrintsDevice) {
   EXPECT_EQ(env.out.str(), "connected nvme4 (cntlid 2)\n");
 }
 
+// `rnvme tune apply` leaves its connect-time choices in /etc/rnvme/tune.conf; connect takes them
+// for what the command line does not say.
+TEST_F(ConnectTest, TuneDefaultsFillOptionsNotGiven) {
+  env.fs.add("/etc/rnvme/tune.conf", "# rnvme tune\nnr_io_queues=8\nnr_poll_queues=4\nqueue_size=128\n");
+  env.fabrics.handler = [](const std::string&) -> Result<std::string> {
+    return std::string("instance=4,cntlid=2\n");
+  };
+  opts.nr_io_queues = 2;  // given: wins over the file
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 1u);
+  EXPECT_NE(env.fabrics.written[0].find("nr_io_queues=2,"), std::string::npos) << env.fabrics.written[0];
+  EXPECT_NE(env.fabrics.written[0].find("nr_poll_queues=4"), std::string::npos) << env.fabrics.written[0];
+  EXPECT_NE(env.fabrics.written[0].find("queue_size=128"), std::string::npos) << env.fabrics.written[0];
+  EXPECT_EQ(env.fabrics.written[0].find("nr_io_queues=8"), std::string::npos);
+}
+
+TEST_F(ConnectTest, NoTuneDefaultsNoQueueOptions) {
+  env.fabrics.handler = [](const std::string&) -> Result<std::string> {
+    return std::string("instance=4,cntlid=2\n");
+  };
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 1u);
+  EXPECT_EQ(env.fabrics.written[0].find("queue"), std::string::npos) << env.fabrics.written[0];
+}
+
 TEST_F(ConnectTest, DryRunPrintsTheExactStringAndWritesNothing) {
   env.ctx.dry_run = true;
   opts.queue_size = 64;

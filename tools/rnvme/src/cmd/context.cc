@@ -1,8 +1,10 @@
 #include "cmd/context.h"
+#include "core/tune.h"
 
 #include <chrono>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cerrno>
 #include <cstring>
@@ -95,6 +97,13 @@ std::optional<ConnectOutcome> existing_association(Context& ctx, const Topology&
 }  // namespace
 
 Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
+  // `rnvme tune apply`'s connect-time choices, for what the command line and config.json left
+  // unset.
+  if (auto t = ctx.fs.read(kTuneDefaultsPath)) {
+    const auto filled = apply_tune_defaults(opts, parse_tune_defaults(*t));
+    if (!filled.empty() && ctx.verbose)
+      ctx.out.note(fmt::format("from {}: {}", kTuneDefaultsPath, fmt::join(filled, ",")));
+  }
   // Values given by the user are checked before anything is read from /etc/nvme.
   if (auto st = validate(opts); !st) {
     Error e = st.error();

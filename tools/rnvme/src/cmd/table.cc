@@ -21,6 +21,9 @@ const std::vector<Command>& command_table() {
       {"doctor", "check RDMA devices, the path to a target, lossless settings, host identity, "
                  "modules and queue budget; say how to fix what is wrong",
        setup_doctor},
+      {"tune", "show, apply or revert the host settings that matter for NVMe-oF RDMA (block "
+               "queues, completion IRQs, CQ moderation, ToS, queue counts); export them to tuned",
+       setup_tune},
   };
   return table;
 }

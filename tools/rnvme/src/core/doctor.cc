@@ -165,6 +165,33 @@ TosMapping map_tos(const DcbState& dcb, int tos, const std::map<int, int>* vlan_
   return m;
 }
 
+LosslessTos lossless_tos(const DcbState& dcb) {
+  LosslessTos r;
+  if (dcb.support != DcbState::kPresent) {
+    r.how = dcb.support == DcbState::kAbsent ? "the netdev has no DCB: no lossless class"
+                                             : "DCB could not be read" + (dcb.error.empty() ? std::string()
+                                                                                            : ": " + dcb.error);
+    return r;
+  }
+  if (!dcb.pfc_en) {
+    r.how = "no priority has PFC: no lossless class";
+    return r;
+  }
+  for (const auto& a : dcb.apps) {
+    if (a.selector != 5 || !(dcb.pfc_en & (1u << (a.priority & 7)))) continue;
+    const TosMapping m = map_tos(dcb, a.protocol << 2);
+    if (m.priority && *m.priority == a.priority) {
+      r.tos = a.protocol << 2;
+      r.how = fmt::format("{}, which has PFC", m.how);
+      return r;
+    }
+  }
+  r.how = fmt::format("PFC on {} but no DSCP-trusted APP entry maps a DSCP to it: the ToS does not "
+                      "choose the class (PCP trust)",
+                      prio_list(dcb.pfc_en));
+  return r;
+}
+
 // ------------------------------------------------------------------ RDMA devices and ports
 
 void check_rdma(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {

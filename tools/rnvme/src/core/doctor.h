@@ -188,6 +188,15 @@ struct TosMapping {
   std::string how;   // "DSCP 26 -> priority 3 (APP table)", ...
 };
 TosMapping map_tos(const DcbState& dcb, int tos, const std::map<int, int>* vlan_egress = nullptr);
+// A ToS whose RoCE traffic lands on a PFC-enabled priority of `dcb`, read as map_tos() reads it:
+// under DSCP trust, the first APP entry (selector DSCP) whose priority has PFC; `how` says which.
+// nullopt, with `how` saying why, when no ToS reaches a lossless class (no DCB, no PFC, or PCP
+// trust, where the ToS does not choose the priority of untagged frames).
+struct LosslessTos {
+  std::optional<int> tos;
+  std::string how;
+};
+LosslessTos lossless_tos(const DcbState& dcb);
 // The kernel's rt_tos2priority(): the skb priority of a ToS (ip_tos2prio, net/ipv4/route.c).
 int tos_to_skb_priority(int tos);
 

@@ -597,3 +597,49 @@ void Printer::print(const TopFrame& f) {
 }
 
 }  // namespace rnvme
+
+namespace rnvme {
+
+nlohmann::json to_json(const TuneReport& r) {
+  nlohmann::json knobs = nlohmann::json::array();
+  for (const auto& k : r.knobs) {
+    nlohmann::json profiles = nlohmann::json::object();
+    for (const auto& [p, v] : k.profiles) profiles[p] = v == "-" ? nlohmann::json(nullptr) : nlohmann::json(v);
+    knobs.push_back({{"scope", k.scope},
+                     {"knob", k.name},
+                     {"path", str_or_null(k.path)},
+                     {"current", k.current},
+                     {"target", k.target ? nlohmann::json(*k.target) : nlohmann::json(nullptr)},
+                     {"profiles", profiles},
+                     {"status", str_or_null(k.status)},
+                     {"why", k.why},
+                     {"source", k.source}});
+  }
+  return {{"action", r.action},
+          {"profile", str_or_null(r.profile)},
+          {"dry_run", r.dry_run},
+          {"notes", r.notes},
+          {"knobs", knobs},
+          {"summary", r.summary}};
+}
+
+void Printer::print(const TuneReport& r) {
+  if (format_ == Format::kJson) return json(to_json(r));
+  for (const auto& n : r.notes) fmt::print(out_, "{}\n", n);
+  if (!r.notes.empty() && !r.knobs.empty()) fmt::print(out_, "\n");
+  std::string scope;
+  for (const auto& k : r.knobs) {
+    if (k.scope != scope) {
+      fmt::print(out_, "{}\n", k.scope);
+      scope = k.scope;
+    }
+    std::string value = k.current;
+    if (k.target && *k.target != k.current) value += " -> " + *k.target;
+    fmt::print(out_, "  {:<26} {:<24} {}\n", k.name, value, k.status);
+    if (!k.why.empty()) fmt::print(out_, "      {}\n", k.why);
+    if (!k.source.empty() && r.action == "show") fmt::print(out_, "      [{}]\n", k.source);
+  }
+  if (!r.summary.empty()) fmt::print(out_, "{}\n", r.summary);
+}
+
+}  // namespace rnvme

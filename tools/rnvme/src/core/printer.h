@@ -16,6 +16,7 @@
 #include "core/result.h"
 #include "core/telemetry.h"
 #include "core/topology.h"
+#include "core/tune.h"
 
 namespace rnvme {
 
@@ -95,6 +96,7 @@ nlohmann::json to_json(const Error& e);
 nlohmann::json to_json(const DoctorReport& r);
 nlohmann::json to_json(const StatsReport& s);
 nlohmann::json to_json(const TopFrame& f);
+nlohmann::json to_json(const TuneReport& r);
 
 class Printer {
  public:
@@ -118,6 +120,7 @@ class Printer {
   // Text: 80 columns. JSON: one document on one line per refresh (JSON Lines). Flushed, since
   // `top` shows one after another.
   void print(const TopFrame& f);
+  void print(const TuneReport& r);
   void print_error(const Error& e);    // to the error stream
   void note(std::string_view text);    // notes, warnings, -v chatter: the error stream, unless quiet
   void raw(std::string_view text);     // already rendered (Prometheus exposition), as is

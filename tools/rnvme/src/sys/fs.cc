@@ -134,6 +134,53 @@ bool RealFileSystem::exists(const std::string& path) const {
   return ::stat((root_ + path).c_str(), &st) == 0;
 }
 
+Status RealFileSystem::remove_file(const std::string& path) {
+  const std::string p = root_ + path;
+  if (::unlink(p.c_str()) != 0 && errno != ENOENT) return io_error("remove", p, errno);
+  return Ok{};
+}
+
+Status RealFileSystem::make_dir(const std::string& path) {
+  const std::string p = root_ + path;
+  if (::mkdir(p.c_str(), 0755) != 0 && errno != EEXIST) return io_error("create directory", p, errno);
+  return Ok{};
+}
+
+Status RealFileSystem::remove_dir(const std::string& path) {
+  const std::string p = root_ + path;
+  if (::rmdir(p.c_str()) != 0 && errno != ENOENT) return io_error("remove directory", p, errno);
+  return Ok{};
+}
+
+Status FakeFileSystem::remove_file(const std::string& path) {
+  if (auto it = write_errors.find(path); it != write_errors.end())
+    return io_error("remove", path, it->second);
+  writes.emplace_back(path, "<removed>");
+  files_.erase(path);
+  return Ok{};
+}
+
+Status FakeFileSystem::make_dir(const std::string& path) {
+  if (auto it = write_errors.find(path); it != write_errors.end())
+    return io_error("create directory", path, it->second);
+  if (exists(path)) return Ok{};
+  writes.emplace_back(path, "<mkdir>");
+  dirs_.insert(path);
+  if (on_mkdir) on_mkdir(*this, path);
+  return Ok{};
+}
+
+Status FakeFileSystem::remove_dir(const std::string& path) {
+  if (auto it = write_errors.find(path); it != write_errors.end())
+    return io_error("remove directory", path, it->second);
+  if (!exists(path)) return Ok{};
+  writes.emplace_back(path, "<rmdir>");
+  const std::string prefix = path + "/";
+  std::erase_if(files_, [&](const auto& f) { return f.first.rfind(prefix, 0) == 0; });
+  std::erase_if(dirs_, [&](const std::string& d) { return d == path || d.rfind(prefix, 0) == 0; });
+  return Ok{};
+}
+
 Result<std::string> FakeFileSystem::read(const std::string& path) const {
   auto it = files_.find(path);
   if (it == files_.end()) return io_error("read", path, ENOENT);
@@ -144,7 +191,12 @@ Status FakeFileSystem::write(const std::string& path, std::string_view data) {
   if (auto it = write_errors.find(path); it != write_errors.end())
     return io_error("write", path, it->second);
   writes.emplace_back(path, std::string(data));
-  files_[path] = std::string(data);
+  if (on_write) {
+    auto it = files_.find(path);
+    files_[path] = on_write(path, it == files_.end() ? std::string() : it->second, data);
+  } else {
+    files_[path] = std::string(data);
+  }
   return Ok{};
 }
 

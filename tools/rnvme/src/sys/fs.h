@@ -2,6 +2,7 @@
 // so commands can be tested against an in-memory tree.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -24,6 +25,12 @@ class FileSystem {
   // content is written beside its file first, and only when all are written are they renamed over
   // the old ones (a failure before that changes nothing; readers never see a part of a file).
   virtual Status replace_files(const std::vector<std::pair<std::string, std::string>>& files) = 0;
+  // unlink(2) of a regular file; one that does not exist is no error.
+  virtual Status remove_file(const std::string& path) = 0;
+  // mkdir(2) (configfs creates the group's attributes then); an existing directory is no error.
+  virtual Status make_dir(const std::string& path) = 0;
+  // rmdir(2) (configfs drops the group); one that does not exist is no error.
+  virtual Status remove_dir(const std::string& path) = 0;
 };
 
 // The real file system, optionally below `root` (RNVME_ROOT, for testing against a copied tree).
@@ -35,6 +42,9 @@ class RealFileSystem final : public FileSystem {
   Result<std::vector<std::string>> list(const std::string& dir) const override;
   bool exists(const std::string& path) const override;
   Status replace_files(const std::vector<std::pair<std::string, std::string>>& files) override;
+  Status remove_file(const std::string& path) override;
+  Status make_dir(const std::string& path) override;
+  Status remove_dir(const std::string& path) override;
 
  private:
   std::string root_;
@@ -56,6 +66,20 @@ class FakeFileSystem final : public FileSystem {
   // All files or none: a path in write_errors fails the whole call (each success is recorded in
   // `writes` like a write).
   Status replace_files(const std::vector<std::pair<std::string, std::string>>& files) override;
+  // Recorded in `writes` as (path, "<removed>"), (path, "<mkdir>"), (path, "<rmdir>").
+  Status remove_file(const std::string& path) override;
+  Status make_dir(const std::string& path) override;  // runs on_mkdir, if set, after creating it
+  Status remove_dir(const std::string& path) override;  // and every file below it
+
+  // What a write leaves in the file, when set: sysfs attributes do not keep the bytes written
+  // (queue/scheduler shows the choice in brackets among the others, values gain a newline).
+  std::function<std::string(const std::string& path, const std::string& old, std::string_view data)>
+      on_write;
+  // Called after make_dir created `path` (configfs fills a new group with attributes).
+  std::function<void(FakeFileSystem& fs, const std::string& path)> on_mkdir;
+  // The whole tree, for comparing before and after.
+  const std::map<std::string, std::string>& files() const { return files_; }
+  const std::set<std::string>& dirs() const { return dirs_; }
 
   // Every write, in order, as "path <- data".
   std::vector<std::pair<std::string, std::string>> writes;

@@ -172,6 +172,62 @@ Result<std::map<std::string, uint64_t>> LibnlRdmaNetlink::port_counters(int dev_
   return out;
 }
 
+namespace {
+Result<int> device_index(RdmaNetlink& nl, const std::string& name) {
+  auto devs = nl.devices();
+  if (!devs) return devs.error();
+  for (const auto& d : *devs)
+    if (d.name == name) return d.index;
+  return make_error(ErrorCode::kNotFound, fmt::format("no RDMA device named {}", name), {},
+                    "'rnvme rdma' lists the devices");
+}
+}  // namespace
+
+Result<std::optional<bool>> LibnlRdmaNetlink::adaptive_moderation(const std::string& dev) {
+  auto idx = device_index(*this, dev);
+  if (!idx) return idx.error();
+  auto sock = open_socket();
+  if (!sock) return sock.error();
+  Msg msg = new_msg(RDMA_NLDEV_CMD_GET, NLM_F_REQUEST);
+  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(*idx));
+  std::optional<bool> on;
+  auto st = transact(sock->get(), msg.get(), [&](nl_msg* m) {
+    Attrs tb;
+    if (parse(m, tb) && tb[RDMA_NLDEV_ATTR_DEV_DIM]) on = nla_get_u8(tb[RDMA_NLDEV_ATTR_DEV_DIM]) != 0;
+  }, fmt::format("read RDMA device {}", dev));
+  if (!st) return st.error();
+  return on;
+}
+
+Status LibnlRdmaNetlink::set_adaptive_moderation(const std::string& dev, bool on) {
+  auto idx = device_index(*this, dev);
+  if (!idx) return idx.error();
+  auto sock = open_socket();
+  if (!sock) return sock.error();
+  Msg msg = new_msg(RDMA_NLDEV_CMD_SET, NLM_F_REQUEST | NLM_F_ACK);
+  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(*idx));
+  nla_put_u8(msg.get(), RDMA_NLDEV_ATTR_DEV_DIM, on ? 1 : 0);
+  nl::Exchange x = nl::transact(sock->get(), msg.get(), [](nl_msg*) {});
+  if (x.rc < 0) {
+    Error e = nl_error(fmt::format("rdma dev set {} adaptive-moderation {}", dev, on ? "on" : "off"), x.rc);
+    e.sys_errno = x.err;
+    return e;
+  }
+  return Ok{};
+}
+
+Status FakeRdmaNetlink::set_adaptive_moderation(const std::string& dev, bool on) {
+  calls.push_back(fmt::format("dim {} {}", dev, on ? "on" : "off"));
+  if (auto it = dim_refusals.find(dev); it != dim_refusals.end()) {
+    Error e = make_error(ErrorCode::kEnvironment,
+                         fmt::format("rdma dev set {} adaptive-moderation: refused", dev));
+    e.sys_errno = it->second;
+    return e;
+  }
+  dim[dev] = on;
+  return Ok{};
+}
+
 Status FakeRdmaNetlink::add_link(const std::string& name, const std::string& type,
                                  const std::string& netdev) {
   calls.push_back(fmt::format("add {} {} {}", name, type, netdev));

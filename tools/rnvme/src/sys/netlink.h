@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,11 @@ class RdmaNetlink {
   // The port's hardware/software counters (RDMA_NLDEV_CMD_STAT_GET: what `rdma statistic show`
   // prints), name -> value.
   virtual Result<std::map<std::string, uint64_t>> port_counters(int dev_index, int port) = 0;
+  // CQ adaptive moderation (RDMA_NLDEV_ATTR_DEV_DIM; iproute2: `rdma dev set DEV
+  // adaptive-moderation on|off`). It applies to CQs created after it is set. nullopt: the kernel
+  // does not report it (before 5.10).
+  virtual Result<std::optional<bool>> adaptive_moderation(const std::string& dev) = 0;
+  virtual Status set_adaptive_moderation(const std::string& dev, bool on) = 0;
 };
 
 class LibnlRdmaNetlink final : public RdmaNetlink {
@@ -34,6 +40,8 @@ class LibnlRdmaNetlink final : public RdmaNetlink {
                   const std::string& netdev) override;
   Status del_link(const std::string& name) override;
   Result<std::map<std::string, uint64_t>> port_counters(int dev_index, int port) override;
+  Result<std::optional<bool>> adaptive_moderation(const std::string& dev) override;
+  Status set_adaptive_moderation(const std::string& dev, bool on) override;
 };
 
 class FakeRdmaNetlink final : public RdmaNetlink {
@@ -51,6 +59,15 @@ class FakeRdmaNetlink final : public RdmaNetlink {
     if (it == counters.end()) return std::map<std::string, uint64_t>{};
     return it->second;
   }
+  Result<std::optional<bool>> adaptive_moderation(const std::string& dev) override {
+    if (unavailable) return make_error(ErrorCode::kEnvironment, "RDMA netlink unavailable");
+    auto it = dim.find(dev);
+    if (it == dim.end()) return std::optional<bool>{};
+    return std::optional<bool>{it->second};
+  }
+  Status set_adaptive_moderation(const std::string& dev, bool on) override;
+  std::map<std::string, bool> dim;          // device -> adaptive moderation (absent: not reported)
+  std::map<std::string, int> dim_refusals;  // device -> errno its set answers with
   std::vector<RdmaDevice> devs;
   std::map<std::pair<int, int>, std::map<std::string, uint64_t>> counters;
   bool unavailable = false;

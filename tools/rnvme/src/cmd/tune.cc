@@ -1,0 +1,736 @@
+// rnvme tune: show, apply and revert the host settings that matter for NVMe-oF RDMA controllers
+// (block queues of their namespaces, the RDMA device's completion-vector IRQs, CQ adaptive
+// moderation, rdma_cm's default ToS and the connect-time queue choices), and export them as a
+// tuned profile. The knobs and their values are core/tune.cc's; this file reads the facts and
+// makes the writes, transactionally: every original value goes into the state file before the
+// first write, a failure part way puts back what this run set.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "cmd/commands.h"
+#include "core/doctor.h"
+#include "core/hostid.h"
+#include "core/tune.h"
+#include "sys/fabric_probe.h"
+#include "sys/sysfs.h"
+
+namespace rnvme {
+namespace {
+
+const char* const kQueueAttrs[] = {"scheduler", "nomerges", "rq_affinity", "read_ahead_kb",
+                                   "nr_requests", "io_poll"};
+
+std::string read_trim(const FileSystem& fs, const std::string& path) {
+  auto r = fs.read(path);
+  return r ? trim(*r) : std::string();
+}
+
+std::vector<std::string> list_or_empty(const FileSystem& fs, const std::string& dir) {
+  auto r = fs.list(dir);
+  return r ? *r : std::vector<std::string>{};
+}
+
+bool valid_ctrl_name(const std::string& n) {
+  static const std::regex re("nvme[0-9]{1,6}");
+  return std::regex_match(n, re);
+}
+
+bool is_rdma_ctrl(const FileSystem& fs, const std::string& n) {
+  return read_trim(fs, fmt::format("{}/{}/transport", kNvmeClass, n)) == "rdma";
+}
+
+// The controllers named, or every RDMA controller; an unknown or non-RDMA name is an error.
+Result<std::vector<std::string>> select_ctrls(Context& ctx, const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  if (!names.empty()) {
+    for (const auto& n : names) {
+      if (!valid_ctrl_name(n))
+        return make_error(ErrorCode::kUsage, fmt::format("'{}' is not a controller name", n), {},
+                          "name a controller like nvme0 ('rnvme list' shows them)");
+      if (!ctx.fs.exists(fmt::format("{}/{}", kNvmeClass, n)))
+        return make_error(ErrorCode::kNotFound, fmt::format("no controller {}", n), {},
+                          "'rnvme list' shows the controllers");
+      if (!is_rdma_ctrl(ctx.fs, n))
+        return make_error(ErrorCode::kNotFound, fmt::format("{} is not an NVMe-oF RDMA controller", n),
+                          {}, "rnvme tune handles controllers with transport rdma");
+      if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    }
+    return out;
+  }
+  for (const auto& n : list_or_empty(ctx.fs, kNvmeClass))
+    if (valid_ctrl_name(n) && is_rdma_ctrl(ctx.fs, n)) out.push_back(n);
+  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+    return controller_instance(a).value_or(0) < controller_instance(b).value_or(0);
+  });
+  return out;
+}
+
+// src_addr=... of a controller's address line.
+std::string src_addr_of(const std::string& address) {
+  static const std::regex re("src_addr=([^,\\s]+)");
+  std::smatch m;
+  return std::regex_search(address, m, re) ? m[1].str() : std::string();
+}
+
+// "PCI_SLOT_NAME=0000:3b:00.0" of a uevent file.
+std::string pci_slot(const FileSystem& fs, const std::string& uevent) {
+  auto r = fs.read(uevent);
+  if (!r) return {};
+  std::istringstream in(*r);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("PCI_SLOT_NAME=", 0) == 0) return trim(line.substr(14));
+  return {};
+}
+
+// A completion-vector IRQ name: mlx5_comp3[@pci:...], irdma-<pci>-CEQ-3 / -AEQCEQ-0,
+// bnxt_re-nq-3@pci:...; the vector number, or nullopt.
+std::optional<int> completion_vector(const std::string& name) {
+  static const std::regex re(
+      "^(?:mlx5_comp([0-9]+)(?:@pci:.*)?|irdma-.*-(?:AEQ)?CEQ-([0-9]+)|bnxt_re-nq-([0-9]+)(?:@pci:.*)?)$");
+  std::smatch m;
+  if (!std::regex_match(name, m, re)) return std::nullopt;
+  for (int i = 1; i <= 3; i++)
+    if (m[i].matched) return parse_int(m[i].str());
+  return std::nullopt;
+}
+
+// /proc/interrupts: IRQ number -> the name at the end of its line.
+std::map<int, std::string> irq_names(const FileSystem& fs) {
+  std::map<int, std::string> out;
+  auto r = fs.read("/proc/interrupts");
+  if (!r) return out;
+  std::istringstream in(*r);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string first;
+    ls >> first;
+    if (first.empty() || first.back() != ':') continue;
+    auto irq = parse_int(first.substr(0, first.size() - 1));
+    if (!irq) continue;  // NMI:, LOC: ...
+    std::string tok, last;
+    while (ls >> tok) last = tok;
+    out[*irq] = last;
+  }
+  return out;
+}
+
+TuneDeviceFacts read_device(Context& ctx, FabricProbe& probe, const RdmaDevice* inv,
+                            const std::string& name, const std::vector<int>& online) {
+  TuneDeviceFacts d;
+  d.name = name;
+  const std::string dir = fmt::format("{}/{}", kInfinibandClass, name);
+  d.software = !ctx.fs.exists(dir + "/device");
+  std::string netdev;
+  if (inv) {
+    for (const auto& p : inv->ports) {
+      d.ports.push_back(p.index);
+      if (netdev.empty()) netdev = p.netdev;
+    }
+  } else {
+    for (const auto& p : list_or_empty(ctx.fs, dir + "/ports"))
+      if (auto i = parse_int(p)) d.ports.push_back(*i);
+  }
+  if (!d.software) {
+    // An auxiliary RDMA device (irdma, bnxt_re) has no PCI attributes of its own: its netdev's
+    // PCI function has the NUMA node, the local CPUs and the MSI-X vectors.
+    std::string pci_dir = dir + "/device";
+    if (!ctx.fs.exists(pci_dir + "/numa_node") && !netdev.empty() &&
+        ctx.fs.exists("/sys/class/net/" + netdev + "/device"))
+      pci_dir = "/sys/class/net/" + netdev + "/device";
+    d.numa_node = parse_int(read_trim(ctx.fs, pci_dir + "/numa_node")).value_or(-1);
+    std::optional<std::vector<int>> local = parse_cpu_list(read_trim(ctx.fs, pci_dir + "/local_cpulist"));
+    if ((!local || local->empty()) && d.numa_node >= 0)
+      local = parse_cpu_list(read_trim(ctx.fs, fmt::format("/sys/devices/system/node/node{}/cpulist", d.numa_node)));
+    if (!local || local->empty()) local = online;
+    for (int c : *local)
+      if (online.empty() || std::find(online.begin(), online.end(), c) != online.end())
+        d.local_cpus.push_back(c);
+    // The vectors are the PCI function's MSI-X vectors with a completion-vector name; without a
+    // msi_irqs listing, those whose name carries the function's address.
+    std::set<int> msi;
+    const bool have_msi = ctx.fs.exists(pci_dir + "/msi_irqs");
+    for (const auto& i : list_or_empty(ctx.fs, pci_dir + "/msi_irqs"))
+      if (auto n = parse_int(i)) msi.insert(*n);
+    std::string pci = pci_slot(ctx.fs, pci_dir + "/uevent");
+    if (pci.empty()) pci = pci_slot(ctx.fs, dir + "/device/uevent");
+    for (const auto& [irq, iname] : irq_names(ctx.fs)) {
+      auto vec = completion_vector(iname);
+      if (!vec) continue;
+      const bool mine = have_msi ? msi.count(irq) > 0 : (!pci.empty() && iname.find(pci) != std::string::npos);
+      if (!mine) continue;
+      TuneIrqFacts q;
+      q.irq = irq;
+      q.name = iname;
+      q.vector = *vec;
+      auto aff = ctx.fs.read(fmt::format("/proc/irq/{}/smp_affinity_list", irq));
+      if (!aff) continue;
+      q.affinity = *aff;
+      d.irqs.push_back(std::move(q));
+    }
+  }
+  if (auto m = ctx.netlink.adaptive_moderation(name))
+    d.moderation = *m;
+  else
+    d.moderation_error = m.error().message;
+  d.configfs = ctx.fs.exists(kRdmaCmConfigfs);
+  d.cm_dir = ctx.fs.exists(fmt::format("{}/{}", kRdmaCmConfigfs, name));
+  if (d.cm_dir)
+    for (int p : d.ports)
+      if (auto r = ctx.fs.read(fmt::format("{}/{}/ports/{}/default_roce_tos", kRdmaCmConfigfs, name, p)))
+        d.tos[p] = *r;
+  if (!d.software && !netdev.empty()) {
+    DcbState dcb = probe.dcb(netdev);
+    if (dcb.support != DcbState::kPresent) {
+      VlanFacts v = probe.vlan(netdev);
+      if (v.is_vlan) dcb = probe.dcb(v.lower);
+    }
+    LosslessTos l = lossless_tos(dcb);
+    d.lossless_tos = l.tos;
+    d.lossless_why = fmt::format("{}: {}", netdev, l.how);
+  } else if (!d.software) {
+    d.lossless_why = "the device's netdev is not known";
+  }
+  return d;
+}
+
+Result<TuneFacts> gather(Context& ctx, FabricProbe& probe, const std::vector<std::string>& names) {
+  TuneFacts f;
+  const auto online = parse_cpu_list(read_trim(ctx.fs, "/sys/devices/system/cpu/online"));
+  const std::vector<int> cpus = online ? *online : std::vector<int>{};
+  f.cpus = std::max<int>(1, static_cast<int>(cpus.size()));
+  if (auto d = ctx.fs.read(kTuneDefaultsPath)) f.defaults = *d;
+  std::vector<RdmaDevice> inv;
+  if (!names.empty())
+    if (auto r = rdma_inventory(ctx)) inv = *r;
+  static const std::regex ns_re("nvme([0-9]+)(c[0-9]+)?n([0-9]+)");
+  std::set<std::string> seen_ns;
+  for (const auto& n : names) {
+    TuneCtrlFacts c;
+    c.name = n;
+    const std::string cdir = fmt::format("{}/{}", kNvmeClass, n);
+    c.driver = ctx.fs.exists(cdir + "/rnvme") ? "rnvme" : "nvme_rdma";
+    std::string dev = read_trim(ctx.fs, cdir + "/rnvme/rdma_device");
+    if (dev == "none") dev.clear();
+    if (dev.empty()) {
+      // nvme_rdma does not say: the device holding the GID of the controller's source address
+      const std::string src = src_addr_of(read_trim(ctx.fs, cdir + "/address"));
+      if (!src.empty())
+        if (auto m = find_gid(inv, src)) dev = m->device->name;
+    }
+    c.rdma_device = dev;
+    auto add_ns = [&](const std::string& name, const std::string& queue_dir) {
+      c.namespaces.push_back(name);
+      if (!seen_ns.insert(name).second) return;
+      TuneNamespaceFacts ns;
+      ns.name = name;
+      ns.ctrl = n;
+      ns.queue_dir = queue_dir;
+      for (const char* a : kQueueAttrs)
+        if (auto r = ctx.fs.read(queue_dir + "/" + a)) ns.attrs[a] = *r;
+      f.namespaces.push_back(std::move(ns));
+    };
+    for (const auto& e : list_or_empty(ctx.fs, cdir)) {
+      std::smatch m;
+      if (!std::regex_match(e, m, ns_re)) continue;
+      std::string q = fmt::format("/sys/block/{}/queue", e);
+      if (!ctx.fs.exists(q)) q = fmt::format("{}/{}/queue", cdir, e);
+      if (!ctx.fs.exists(q)) continue;
+      add_ns(e, q);
+      if (m[2].matched) {  // a path of a multipath head: the head's queue too (read-ahead is there)
+        const std::string head = fmt::format("nvme{}n{}", m[1].str(), m[3].str());
+        if (ctx.fs.exists(fmt::format("/sys/block/{}/queue", head)))
+          add_ns(head, fmt::format("/sys/block/{}/queue", head));
+      }
+    }
+    f.ctrls.push_back(std::move(c));
+  }
+  std::set<std::string> devs;
+  for (const auto& c : f.ctrls)
+    if (!c.rdma_device.empty() && devs.insert(c.rdma_device).second) {
+      auto it = std::find_if(inv.begin(), inv.end(), [&](const RdmaDevice& d) { return d.name == c.rdma_device; });
+      f.devices.push_back(read_device(ctx, probe, it == inv.end() ? nullptr : &*it, c.rdma_device, cpus));
+    }
+  return f;
+}
+
+std::vector<std::string> fact_notes(const TuneFacts& f) {
+  std::vector<std::string> out;
+  for (const auto& c : f.ctrls)
+    out.push_back(fmt::format("{}: {} controller, RDMA device {}, namespaces {}", c.name, c.driver,
+                              c.rdma_device.empty() ? "unknown" : c.rdma_device,
+                              c.namespaces.empty() ? std::string("none") : fmt::format("{}", fmt::join(c.namespaces, " "))));
+  for (const auto& d : f.devices)
+    out.push_back(d.software ? fmt::format("{}: software device, no completion-vector IRQs", d.name)
+                             : fmt::format("{}: NUMA node {}, local CPUs {}, {} completion-vector IRQs", d.name,
+                                           d.numa_node, format_cpu_list(d.local_cpus), d.irqs.size()));
+  return out;
+}
+
+// The plan of `p`, with every profile's target beside each knob.
+std::vector<TuneKnob> full_plan(const TuneFacts& f, TuneProfile p) {
+  std::vector<TuneKnob> knobs = plan_tune(f, p);
+  for (auto q : kAllTuneProfiles) {
+    const auto other = plan_tune(f, q);
+    for (size_t i = 0; i < knobs.size() && i < other.size(); i++)
+      knobs[i].profiles[std::string(tune_profile_name(q))] = other[i].target.value_or("-");
+  }
+  return knobs;
+}
+
+Result<std::optional<TuneState>> load_state(Context& ctx) {
+  if (!ctx.fs.exists(kTuneStatePath)) return std::optional<TuneState>{};
+  auto text = ctx.fs.read(kTuneStatePath);
+  if (!text) return text.error();
+  auto s = parse_tune_state(*text);
+  if (!s) return s.error();
+  return std::optional<TuneState>{std::move(*s)};
+}
+
+std::string state_text(const TuneState& s) { return to_json(s).dump(2) + "\n"; }
+
+// Writes a state entry's value (`value`, or its original when restoring).
+Status write_entry(Context& ctx, const TuneStateEntry& e, const std::optional<std::string>& value,
+                   const std::string& sysfs_value) {
+  if (e.kind == "file") return ctx.fs.write(e.path, sysfs_value);
+  if (e.kind == "moderation") return ctx.netlink.set_adaptive_moderation(e.path, sysfs_value == "on");
+  if (e.kind == "mkdir") return value ? ctx.fs.make_dir(e.path) : ctx.fs.remove_dir(e.path);
+  if (e.kind == "defaults")
+    return value ? ctx.fs.replace_files({{e.path, *value}}) : ctx.fs.remove_file(e.path);
+  return make_error(ErrorCode::kFailure, "unknown state entry " + e.kind);
+}
+
+// Puts back one entry's original; nothing is written when it is there already.
+Status restore_entry(Context& ctx, const TuneStateEntry& e, std::string& status) {
+  if (e.kind == "file") {
+    if (!ctx.fs.exists(e.path)) {
+      status = "gone (device removed)";
+      return Ok{};
+    }
+    auto cur = ctx.fs.read(e.path);
+    if (cur && e.original && *cur == *e.original) {
+      status = "unchanged";
+      return Ok{};
+    }
+  } else if (e.kind == "moderation") {
+    auto cur = ctx.netlink.adaptive_moderation(e.path);
+    if (cur && *cur && e.original && (**cur ? "on" : "off") == *e.original) {
+      status = "unchanged";
+      return Ok{};
+    }
+  } else if (e.kind == "mkdir") {
+    if (!ctx.fs.exists(e.path)) {
+      status = "unchanged";
+      return Ok{};
+    }
+    status = "removed";
+    return ctx.fs.remove_dir(e.path);
+  } else if (e.kind == "defaults") {
+    auto cur = ctx.fs.read(e.path);
+    if ((!cur && !e.original) || (cur && e.original && *cur == *e.original)) {
+      status = "unchanged";
+      return Ok{};
+    }
+    status = "restored";
+    return write_entry(ctx, e, e.original, "");
+  }
+  status = "restored";
+  return write_entry(ctx, e, e.original, e.restore);
+}
+
+// One step of an apply: the state entry it needs (what was there) and the value to write.
+struct Step {
+  size_t knob;            // index into the report's knobs
+  TuneStateEntry entry;
+  std::string value;      // file: the sysfs value; moderation: on/off; defaults: the content
+  bool is_mkdir = false;
+};
+
+struct ApplyOptions {
+  TuneProfile profile;
+  std::vector<std::string> ctrls;  // recorded in the state: what to reapply at boot
+  bool best_effort = false;
+  std::string only_device;         // --from-state DEVICE: that block device's knobs only
+};
+
+bool knob_of_device(const TuneKnob& k, const std::string& dev) {
+  if (k.scope == dev) return true;
+  // a head nvmeSnN brings its paths nvmeScCnN along
+  static const std::regex head_re("nvme([0-9]+)n([0-9]+)");
+  std::smatch m;
+  if (!std::regex_match(dev, m, head_re)) return false;
+  const std::regex path_re(fmt::format("nvme{}c[0-9]+n{}", m[1].str(), m[2].str()));
+  return std::regex_match(k.scope, path_re);
+}
+
+Status do_apply(Context& ctx, FabricProbe& probe, const ApplyOptions& o) {
+  auto names = select_ctrls(ctx, o.ctrls);
+  if (!names) return names.error();
+  auto f = gather(ctx, probe, *names);
+  if (!f) return f.error();
+  TuneReport rep;
+  rep.action = "apply";
+  rep.profile = std::string(tune_profile_name(o.profile));
+  rep.dry_run = ctx.dry_run;
+  rep.notes = fact_notes(*f);
+  rep.knobs = full_plan(*f, o.profile);
+  if (!o.only_device.empty()) {
+    std::erase_if(rep.knobs, [&](const TuneKnob& k) { return !knob_of_device(k, o.only_device); });
+    rep.notes.clear();
+  }
+  if (names->empty()) rep.notes.push_back("no NVMe-oF RDMA controllers: nothing to tune");
+
+  // The steps, each with what it replaces.
+  std::vector<Step> steps;
+  std::string defaults_content;
+  std::optional<size_t> defaults_knob;
+  std::map<std::string, int> defaults = f->defaults ? parse_tune_defaults(*f->defaults) : std::map<std::string, int>{};
+  bool defaults_change = false;
+  std::set<std::string> mkdirs;
+  for (size_t i = 0; i < rep.knobs.size(); i++) {
+    auto& k = rep.knobs[i];
+    if (!k.target) {
+      k.status = "left alone";
+      continue;
+    }
+    if (!k.changes()) {
+      k.status = "ok";
+      continue;
+    }
+    k.status = ctx.dry_run ? "would set" : "pending";
+    if (k.kind == KnobKind::kDefaults) {
+      defaults[k.name] = *parse_int(*k.target);
+      defaults_change = true;
+      if (!defaults_knob) defaults_knob = i;
+      continue;
+    }
+    if (!k.needs.empty() && mkdirs.insert(k.needs).second) {
+      Step s;
+      s.knob = i;
+      s.entry = {"mkdir", k.needs, k.scope + " rdma_cm group", std::nullopt, ""};
+      s.is_mkdir = true;
+      steps.push_back(std::move(s));
+    }
+    Step s;
+    s.knob = i;
+    s.value = *k.target;
+    if (k.kind == KnobKind::kModeration) {
+      s.entry = {"moderation", k.path, k.scope + " " + k.name, k.current, k.current};
+    } else {
+      // a file made by mkdir in this run has no original of its own: the rmdir takes it away
+      std::optional<std::string> orig;
+      if (k.needs.empty()) {
+        auto raw = ctx.fs.read(k.path);
+        if (!raw) return raw.error();
+        orig = *raw;
+      }
+      s.entry = {"file", k.path, k.scope + " " + k.name, orig, k.current};
+    }
+    steps.push_back(std::move(s));
+  }
+  if (defaults_change) {
+    Step s;
+    s.knob = *defaults_knob;
+    s.entry = {"defaults", kTuneDefaultsPath, "connect defaults", f->defaults, ""};
+    s.value = render_tune_defaults(defaults, o.profile);
+    steps.push_back(std::move(s));
+  }
+  const size_t changes = static_cast<size_t>(std::count_if(rep.knobs.begin(), rep.knobs.end(),
+                                                           [](const TuneKnob& k) { return k.changes(); }));
+  if (ctx.dry_run) {
+    rep.summary = fmt::format("dry run: {} to set, nothing written", changes);
+    ctx.out.print(rep);
+    return Ok{};
+  }
+  if (steps.empty()) {
+    rep.summary = "nothing to change: every knob is as the profile has it";
+    ctx.out.print(rep);
+    return Ok{};
+  }
+
+  // The state, originals first: an entry already there keeps the value from before any apply.
+  auto old = load_state(ctx);
+  if (!old) return old.error();
+  TuneState state = *old ? **old : TuneState{};
+  state.profile = rep.profile;
+  if (o.only_device.empty()) state.ctrls = o.ctrls;
+  std::vector<bool> added(steps.size(), false);
+  for (size_t i = 0; i < steps.size(); i++)
+    if (!state.find(steps[i].entry.kind, steps[i].entry.path)) {
+      state.entries.push_back(steps[i].entry);
+      added[i] = true;
+    }
+  auto put_back_state = [&]() -> Status {
+    if (*old) return ctx.fs.replace_files({{kTuneStatePath, state_text(**old)}});
+    return ctx.fs.remove_file(kTuneStatePath);
+  };
+  const bool state_same = *old && state_text(**old) == state_text(state);
+  if (auto st = state_same ? Status(Ok{}) : ctx.fs.replace_files({{kTuneStatePath, state_text(state)}}); !st) {
+    Error e = st.take_error();
+    e.message = "cannot record the original values, nothing changed: " + e.message;
+    return e;
+  }
+
+  std::vector<size_t> done;
+  std::vector<std::string> refused;
+  std::set<std::string> refused_paths;
+  for (size_t i = 0; i < steps.size(); i++) {
+    const Step& s = steps[i];
+    auto& k = rep.knobs[s.knob];
+    Status st = s.is_mkdir ? ctx.fs.make_dir(s.entry.path) : write_entry(ctx, s.entry, s.value, s.value);
+    if (st) {
+      done.push_back(i);
+      if (!s.is_mkdir) k.status = "set";
+      continue;
+    }
+    if (o.best_effort) {
+      k.status = "refused: " + st.error().message;
+      refused.push_back(s.entry.knob);
+      if (added[i]) refused_paths.insert(s.entry.kind + " " + s.entry.path);
+      continue;
+    }
+    // Put back what this run set, newest first, then the state file as it was.
+    std::vector<std::string> unrestored;
+    for (auto it = done.rbegin(); it != done.rend(); ++it) {
+      std::string status;
+      const Step& d = steps[*it];
+      const TuneStateEntry& e = d.entry;  // what was there before this run
+      if (auto r = restore_entry(ctx, e, status); !r) unrestored.push_back(e.knob);
+    }
+    Error e = st.take_error();
+    e.message = fmt::format("{}: {}", s.entry.knob, e.message);
+    if (unrestored.empty()) {
+      (void)put_back_state();
+      e.cause = fmt::format("the kernel refused {}; the {} value(s) set before it were put back", s.entry.knob,
+                            done.size());
+    } else {
+      e.cause = fmt::format("the kernel refused {}, and putting back {} failed too: the state file "
+                            "keeps their original values",
+                            s.entry.knob, fmt::join(unrestored, ", "));
+    }
+    e.fix = "--best-effort applies the rest and reports each knob refused";
+    return e;
+  }
+  if (!refused_paths.empty()) {
+    std::erase_if(state.entries, [&](const TuneStateEntry& e) { return refused_paths.count(e.kind + " " + e.path) > 0; });
+    Status st = state.entries.empty() && !*old ? ctx.fs.remove_file(kTuneStatePath)
+                                               : ctx.fs.replace_files({{kTuneStatePath, state_text(state)}});
+    if (!st) return st;
+  }
+  for (auto& k : rep.knobs)
+    if (k.status == "pending") k.status = "set";  // the defaults keys written as one file
+  rep.summary = fmt::format("{} set, {} refused; 'rnvme tune revert' puts back the values from {}",
+                            changes - refused.size(), refused.size(), kTuneStatePath);
+  ctx.out.print(rep);
+  return Ok{};
+}
+
+Status do_show(Context& ctx, FabricProbe& probe, const TuneArgs& args) {
+  auto names = select_ctrls(ctx, args.all ? std::vector<std::string>{} : args.ctrls);
+  if (!names) return names.error();
+  auto f = gather(ctx, probe, *names);
+  if (!f) return f.error();
+  TuneProfile p = TuneProfile::kBalanced;
+  std::string from = "no profile applied; showing balanced";
+  if (!args.profile.empty()) {
+    p = *parse_tune_profile(args.profile);
+    from.clear();
+  } else if (auto st = load_state(ctx); st && *st) {
+    p = parse_tune_profile((*st)->profile).value_or(p);
+    from = fmt::format("profile {} applied ({})", (*st)->profile, kTuneStatePath);
+  }
+  TuneReport rep;
+  rep.action = "show";
+  rep.profile = std::string(tune_profile_name(p));
+  rep.notes = fact_notes(*f);
+  if (!from.empty()) rep.notes.push_back(from);
+  if (names->empty()) rep.notes.push_back("no NVMe-oF RDMA controllers");
+  rep.knobs = full_plan(*f, p);
+  size_t differ = 0;
+  for (auto& k : rep.knobs) {
+    k.status = !k.target ? "left alone" : k.changes() ? fmt::format("differs ({})", rep.profile) : "ok";
+    differ += k.changes();
+  }
+  rep.summary = fmt::format("{} knobs, {} differ from {}", rep.knobs.size(), differ, rep.profile);
+  ctx.out.print(rep);
+  return Ok{};
+}
+
+Status do_revert(Context& ctx) {
+  auto st = load_state(ctx);
+  if (!st) return st.error();
+  TuneReport rep;
+  rep.action = "revert";
+  if (!*st) {
+    rep.summary = "nothing to revert";
+    ctx.out.print(rep);
+    return Ok{};
+  }
+  TuneState state = **st;
+  rep.profile = state.profile;
+  if (ctx.dry_run) {
+    for (auto it = state.entries.rbegin(); it != state.entries.rend(); ++it) {
+      TuneKnob k;
+      k.scope = it->knob;
+      k.name = it->kind;
+      k.path = it->path;
+      k.current = it->original ? trim(*it->original) : "(absent)";
+      k.status = "would restore";
+      rep.knobs.push_back(std::move(k));
+    }
+    rep.dry_run = true;
+    rep.summary = fmt::format("dry run: {} entries in {}, nothing written", state.entries.size(), kTuneStatePath);
+    ctx.out.print(rep);
+    return Ok{};
+  }
+  std::vector<TuneStateEntry> failed;
+  std::vector<std::string> failed_names;
+  for (auto it = state.entries.rbegin(); it != state.entries.rend(); ++it) {
+    TuneKnob k;
+    k.scope = it->knob;
+    k.name = it->kind;
+    k.path = it->path;
+    k.current = it->original ? (it->kind == "defaults" ? "(previous file)" : trim(*it->original)) : "(absent)";
+    if (auto r = restore_entry(ctx, *it, k.status); !r) {
+      k.status = "failed: " + r.error().message;
+      failed.insert(failed.begin(), *it);
+      failed_names.push_back(it->knob);
+    }
+    rep.knobs.push_back(std::move(k));
+  }
+  if (!failed.empty()) {
+    state.entries = failed;
+    (void)ctx.fs.replace_files({{kTuneStatePath, state_text(state)}});
+    ctx.out.print(rep);
+    return make_error(ErrorCode::kFailure, fmt::format("could not put back {}", fmt::join(failed_names, ", ")),
+                      fmt::format("{} keeps them; the rest were restored", kTuneStatePath),
+                      "run 'rnvme tune revert' again once the cause is fixed");
+  }
+  if (auto r = ctx.fs.remove_file(kTuneStatePath); !r) return r;
+  rep.summary = fmt::format("reverted profile {}: {} entries", state.profile, state.entries.size());
+  ctx.out.print(rep);
+  return Ok{};
+}
+
+Status do_export(Context& ctx, FabricProbe& probe, const TuneArgs& args) {
+  auto p = parse_tune_profile(args.profile.empty() ? "balanced" : args.profile);
+  auto names = select_ctrls(ctx, args.ctrls);
+  if (!names) return names.error();
+  auto f = gather(ctx, probe, *names);
+  if (!f) return f.error();
+  const std::string path = args.dir + "/tuned.conf";
+  const std::string text = render_tuned_conf(plan_tune(*f, *p), *p);
+  if (ctx.dry_run) {
+    ctx.out.raw(text);
+    return Ok{};
+  }
+  if (auto st = ctx.fs.replace_files({{path, text}}); !st) return st;
+  ctx.out.note(fmt::format("wrote {} (tuned profile {}: activate with 'tuned-adm profile <dir name>')", path,
+                           tune_profile_name(*p)));
+  return Ok{};
+}
+
+}  // namespace
+
+Status run_tune(Context& ctx, FabricProbe& probe, const TuneArgs& args) {
+  if (!args.profile.empty() && !parse_tune_profile(args.profile))
+    return make_error(ErrorCode::kUsage, fmt::format("unknown profile '{}'", args.profile), {},
+                      "profiles: latency, throughput, balanced");
+  if (args.action == "show") return do_show(ctx, probe, args);
+  if (args.action == "revert") return do_revert(ctx);
+  if (args.action == "export-tuned") {
+    if (args.dir.empty()) return make_error(ErrorCode::kUsage, "export-tuned needs a directory");
+    return do_export(ctx, probe, args);
+  }
+  if (args.action != "apply") return make_error(ErrorCode::kUsage, "tune: show, apply, revert or export-tuned");
+  if (args.reconnect)
+    return make_error(ErrorCode::kUsage, "--reconnect: not yet: existing associations keep their queues",
+                      "the queue choices (nr_io_queues, nr_poll_queues, queue_size) apply at connect",
+                      "apply without --reconnect, then disconnect and connect again (rnvme "
+                      "connect-all picks up the defaults from " + std::string(kTuneDefaultsPath) + ")");
+  ApplyOptions o;
+  o.best_effort = args.best_effort;
+  if (args.from_state) {
+    if (!args.profile.empty() || args.ctrls.size() > 1)
+      return make_error(ErrorCode::kUsage, "--from-state takes the profile and controllers from the state file",
+                        {}, "rnvme tune apply --from-state [BLOCK-DEVICE]");
+    auto st = load_state(ctx);
+    if (!st) return st.error();
+    if (!*st) {
+      ctx.out.note(fmt::format("no {}: no profile to reapply", kTuneStatePath));
+      return Ok{};
+    }
+    o.profile = *parse_tune_profile((*st)->profile);
+    o.ctrls = (*st)->ctrls;
+    std::string dev = args.ctrls.empty() ? std::string() : args.ctrls[0];
+    if (dev.rfind("/dev/", 0) == 0) dev = dev.substr(5);
+    o.only_device = dev;
+    if (!o.ctrls.empty()) {
+      // a controller of the state that is gone (renumbered by a reconnect) is no error at boot
+      std::erase_if(o.ctrls, [&](const std::string& c) {
+        return !ctx.fs.exists(fmt::format("{}/{}", kNvmeClass, c)) || !is_rdma_ctrl(ctx.fs, c);
+      });
+      if (o.ctrls.empty()) {
+        ctx.out.note("the controllers of the tune state are gone: nothing to reapply");
+        return Ok{};
+      }
+    }
+    return do_apply(ctx, probe, o);
+  }
+  if (args.profile.empty())
+    return make_error(ErrorCode::kUsage, "apply needs --profile", {}, "profiles: latency, throughput, balanced");
+  o.profile = *parse_tune_profile(args.profile);
+  o.ctrls = args.ctrls;
+  return do_apply(ctx, probe, o);
+}
+
+Action setup_tune(CLI::App& sub) {
+  auto args = std::make_shared<TuneArgs>();
+  sub.require_subcommand(1, 1);
+  CLI::App* show = sub.add_subcommand("show", "every knob of each NVMe-oF RDMA controller: current value, "
+                                              "the profile's, why and where that comes from");
+  show->fallthrough();
+  show->add_option("ctrl", args->ctrls, "controllers (nvme0); default: every RDMA controller");
+  show->add_flag("--all", args->all, "every NVMe-oF RDMA controller (the default)");
+  show->add_option("--profile", args->profile, "compare with this profile (default: the applied one, "
+                                               "else balanced)");
+  show->callback([args] { args->action = "show"; });
+
+  CLI::App* apply = sub.add_subcommand("apply", "set the knobs to a profile's values, recording the "
+                                                "originals in /var/lib/rnvme/tune.json first");
+  apply->fallthrough();
+  apply->add_option("ctrl", args->ctrls, "controllers (nvme0); default: every RDMA controller");
+  apply->add_option("--profile", args->profile, "latency | throughput | balanced");
+  apply->add_flag("--best-effort", args->best_effort,
+                  "a knob the kernel or device refuses is reported and the rest applied "
+                  "(default: roll back and fail)");
+  apply->add_flag("--reconnect", args->reconnect, "reconnect to apply the queue choices (not yet)");
+  apply->add_flag("--from-state", args->from_state,
+                  "reapply the saved profile to the saved controllers (boot); with one argument, a "
+                  "block device (nvme0n1, /dev/nvme0c0n1: udev), that device's queue knobs only");
+  apply->callback([args] { args->action = "apply"; });
+
+  CLI::App* revert = sub.add_subcommand("revert", "put back exactly what apply replaced; remove the state file");
+  revert->fallthrough();
+  revert->callback([args] { args->action = "revert"; });
+
+  CLI::App* exp = sub.add_subcommand("export-tuned", "write DIR/tuned.conf: the profile's block-queue "
+                                                     "settings as a tuned profile");
+  exp->fallthrough();
+  exp->add_option("dir", args->dir, "the tuned profile directory (e.g. /etc/tuned/rnvme-latency)")->required();
+  exp->add_option("ctrl", args->ctrls, "controllers (nvme0); default: every RDMA controller");
+  exp->add_option("--profile", args->profile, "latency | throughput | balanced (default balanced)");
+  exp->callback([args] { args->action = "export-tuned"; });
+
+  return [args](Context& ctx) {
+    LibnlFabricProbe probe;
+    return run_tune(ctx, probe, *args);
+  };
+}
+
+}  // namespace rnvme
