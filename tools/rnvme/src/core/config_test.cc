@@ -94,6 +94,19 @@ TEST(DiscoveryConf, SkipReasonsNameTheWord) {
   EXPECT_EQ((*r)[2].skip.find("ValidationError"), std::string::npos) << (*r)[2].skip;
 }
 
+// The command line's rules hold for a line too: an option given twice, or without its value,
+// skips the line (nvme-cli's getopt took the last one), naming the option.
+TEST(DiscoveryConf, RepeatedOrValuelessOptionSkipsTheLine) {
+  auto r = parse_discovery_conf("-a 10.0.0.1 -a 10.0.0.5\n-t rdma -a\n", "d");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->size(), 2u);
+  for (const auto& e : *r) EXPECT_NE(e.skip.find("--traddr"), std::string::npos) << e.skip;
+  CLI::App app;
+  ConnectOptions o;
+  add_connect_options(app, o);
+  EXPECT_THROW(app.parse(std::string("-a 10.0.0.1 -a 10.0.0.5"), false), CLI::ParseError);
+}
+
 TEST(ConfigJson, NvmeCliLayout) {
   const char* text = R"([
     {"hostnqn": "nqn.2014-08.org.nvmexpress:uuid:6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b",
