@@ -6,21 +6,10 @@
 
 #include <cstdlib>
 #include <iostream>
-#include <random>
 
 #include "cmd/commands.h"
+#include "sys/hostnqn_gen.h"
 #include "sys/sysfs.h"
-
-namespace {
-
-std::array<uint8_t, 16> random_bytes() {
-  std::random_device rd;  // /dev/urandom-backed on Linux
-  std::array<uint8_t, 16> b{};
-  for (auto& x : b) x = static_cast<uint8_t>(rd());
-  return b;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace rnvme;
@@ -61,7 +50,7 @@ int main(int argc, char** argv) {
   LibnlRdmaNetlink netlink;
   RealNetProbe net;
   VerbsPortQuery ports;
-  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, ports, printer, random_bytes, dry_run, verbose,
+  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, ports, printer, libnvme_generate_hostnqn, dry_run, verbose,
               static_cast<long>(::getpid())};
 
   for (auto& [sub, action] : actions) {

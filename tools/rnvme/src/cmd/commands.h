@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cmd/context.h"
+#include "core/connect_cli.h"
 #include "core/options.h"
 
 namespace rnvme {
@@ -23,8 +24,6 @@ struct Command {
 };
 const std::vector<Command>& command_table();
 
-// Registers the connect options of option_table() on `app`, writing into `opts`.
-void add_connect_options(CLI::App& app, ConnectOptions& opts);
 // nvme-cli's --quiet (connect, connect-all, discover): no notes or warnings on stderr.
 void add_quiet_option(CLI::App& app, bool& quiet);
 

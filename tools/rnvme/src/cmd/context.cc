@@ -31,6 +31,13 @@ Result<std::vector<RdmaDevice>> rdma_inventory(Context& ctx) {
   return list;
 }
 
+// The files are read through ctx.fs, not libnvme's nvmf_hostnqn_from_file()/
+// nvmf_hostid_from_file() (libnvme 1.3, src/nvme/fabrics.c, nvmf_read_file()): those read the
+// fixed /etc/nvme paths (no RNVME_ROOT), return NULL alike for a missing, an unreadable and an
+// empty file (rnvme leaves a missing file to the kernel's default host but refuses an empty
+// one), and read at most NVMF_NQN_SIZE-1 / NVMF_HOSTID_SIZE-1 bytes, so a hostnqn too long for
+// the kernel or a hostid with more after the UUID comes back cut to a valid-looking value and
+// nqn_refusal()/is_valid_uuid() could not see it.
 HostCheck resolve_host_identity(Context& ctx, ConnectOptions& opts) {
   HostIdentityInput in;
   auto from_file = [&](std::string& value, std::optional<std::string>& slot, std::string& source,

@@ -3,8 +3,6 @@
 // the RDMA inventory) live here so each command file stays a thin sequence of them.
 #pragma once
 
-#include <array>
-#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -33,7 +31,8 @@ struct Context {
   NetProbe& net;
   PortQuery& ports;
   Printer& out;
-  std::function<std::array<uint8_t, 16>()> random;
+  // libnvme_generate_hostnqn() in main; fixed paths the library reads, so tests give their own
+  std::function<Result<std::string>()> generate_hostnqn;
   bool dry_run = false;
   int verbose = 0;
   long pid = 0;  // this process: picks its own attempt record out of the kernel log

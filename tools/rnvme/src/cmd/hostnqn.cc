@@ -37,10 +37,23 @@ Status run_hostnqn(Context& ctx, const HostnqnArgs& args) {
       return make_error(ErrorCode::kConfig, "host identity files already exist",
                         "replacing them changes how every target sees this host",
                         "pass --force to replace them, or 'rnvme hostnqn check' to validate them");
-    // Keep a hostnqn that already carries a UUID; otherwise make a fresh one.
+    // Keep a hostnqn that already carries a UUID; otherwise libnvme makes one (the machine's
+    // DMI UUID, as `nvme gen-hostnqn`), which rnvme checks before writing it.
     std::string uuid;
-    if (auto u = uuid_from_hostnqn(existing.hostnqn)) uuid = *u;
-    else uuid = format_uuid_v4(ctx.random());
+    if (auto u = uuid_from_hostnqn(existing.hostnqn)) {
+      uuid = *u;
+    } else {
+      auto generated = ctx.generate_hostnqn();
+      if (!generated) return generated.error();
+      if (auto why = generated_hostnqn_problem(*generated))
+        return make_error(ErrorCode::kConfig,
+                          fmt::format("libnvme generated host NQN '{}'", *generated), *why,
+                          fmt::format("write a host NQN of your own to {} (e.g. '{}' followed by "
+                                      "the output of uuidgen), then run 'rnvme hostnqn generate "
+                                      "--force' to pair a host ID with it",
+                                      kHostnqnPath, kUuidNqnPrefix));
+      uuid = *uuid_from_hostnqn(*generated);
+    }
     HostCheck hc;
     hc.hostnqn = hostnqn_for_uuid(uuid);
     hc.hostid = uuid;

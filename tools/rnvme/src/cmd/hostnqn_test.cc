@@ -50,6 +50,40 @@ TEST(Hostnqn, ForceKeepsTheHostnqnUuidAndRepairsHostid) {
   ASSERT_TRUE(run_hostnqn(env.ctx, {"generate", true}).ok());
   EXPECT_EQ(*env.fs.read("/etc/nvme/hostnqn"), std::string(kHostnqn) + "\n");
   EXPECT_EQ(*env.fs.read("/etc/nvme/hostid"), std::string(kHostUuid) + "\n");
+  EXPECT_EQ(env.generate_calls, 0);  // libnvme is not asked when the hostnqn has a UUID
+}
+
+// Without a UUID to keep, the host NQN is libnvme's (nvmf_hostnqn_generate: the DMI product
+// UUID), written lower-case with its UUID as the host ID.
+TEST(Hostnqn, GenerateTakesLibnvmesHostnqn) {
+  TestEnv env;
+  env.generated_hostnqn =
+      std::string("nqn.2014-08.org.nvmexpress:uuid:4C4C4544-0035-3910-8047-B4C04F4E3332");
+  ASSERT_TRUE(run_hostnqn(env.ctx, {"generate", false}).ok());
+  EXPECT_EQ(env.generate_calls, 1);
+  EXPECT_EQ(*env.fs.read("/etc/nvme/hostnqn"),
+            "nqn.2014-08.org.nvmexpress:uuid:4c4c4544-0035-3910-8047-b4c04f4e3332\n");
+  EXPECT_EQ(*env.fs.read("/etc/nvme/hostid"), "4c4c4544-0035-3910-8047-b4c04f4e3332\n");
+}
+
+// rnvme's check on what libnvme hands back: a placeholder UUID other machines carry too is not
+// written, and neither is anything when libnvme fails.
+TEST(Hostnqn, GenerateRefusesAPlaceholderAndLibnvmeFailure) {
+  TestEnv env;
+  env.generated_hostnqn =
+      std::string("nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-000000000000");
+  auto st = run_hostnqn(env.ctx, {"generate", false});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kConfig);
+  EXPECT_NE(st.error().cause.find("placeholder"), std::string::npos) << st.error().cause;
+  EXPECT_TRUE(env.fs.writes.empty());
+  EXPECT_FALSE(env.fs.exists("/etc/nvme/hostnqn"));
+
+  env.generated_hostnqn = make_error(ErrorCode::kFailure, "libnvme could not generate a host NQN");
+  st = run_hostnqn(env.ctx, {"generate", false});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "libnvme could not generate a host NQN");
+  EXPECT_TRUE(env.fs.writes.empty());
 }
 
 TEST(Hostnqn, CheckPassesAnUnrelatedHostidAndFailsAnUnusableFile) {

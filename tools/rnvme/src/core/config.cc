@@ -7,35 +7,10 @@
 
 #include <cstring>
 
+#include "core/connect_cli.h"
+
 namespace rnvme {
 namespace {
-
-std::vector<std::string> split_words(std::string_view line) {
-  std::vector<std::string> words;
-  std::string cur;
-  char quote = 0;
-  bool in_word = false;
-  for (char c : line) {
-    if (quote) {
-      if (c == quote)
-        quote = 0;
-      else
-        cur += c;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-      in_word = true;
-    } else if (c == ' ' || c == '\t') {
-      if (in_word) words.push_back(std::move(cur));
-      cur.clear();
-      in_word = false;
-    } else {
-      cur += c;
-      in_word = true;
-    }
-  }
-  if (in_word) words.push_back(std::move(cur));
-  return words;
-}
 
 // config.json's keys are the options' long names with '_' for '-', but for these (nvme-cli's
 // names of the DH-HMAC-CHAP keys, --dhchap-secret and --dhchap-ctrl-secret on its command line).
@@ -67,44 +42,27 @@ bool is_secret(const OptionSpec& spec) {
 }  // namespace
 
 Status parse_argument_line(std::string_view line, ConnectOptions& opts) {
-  auto words = split_words(line);
-  for (size_t i = 0; i < words.size(); i++) {
-    const std::string& w = words[i];
-    std::string name, value;
-    bool has_value = false;
-    if (w.rfind("--", 0) == 0) {
-      auto eq = w.find('=');
-      name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-      if (eq != std::string::npos) {
-        value = w.substr(eq + 1);
-        has_value = true;
-      }
-    } else if (w.size() >= 2 && w[0] == '-') {
-      name = w.substr(1, 1);
-      if (w.size() > 2) {
-        value = w.substr(w[2] == '=' ? 3 : 2);
-        has_value = true;
-      }
-    } else {
-      return make_error(ErrorCode::kConfig, fmt::format("unexpected word '{}'", w),
-                        "options are written like nvme-cli's: --traddr=10.0.0.1 or -a 10.0.0.1");
-    }
-    const OptionSpec* spec = find_option(name);
-    if (!spec)
-      return make_error(ErrorCode::kConfig, fmt::format("unknown option '{}'", w),
-                        "see rnvme(8) for the accepted options");
-    if (!spec->is_flag() && !has_value) {
-      if (i + 1 >= words.size())
-        return make_error(ErrorCode::kConfig, fmt::format("option '{}' needs a value", w));
-      value = words[++i];
-    }
-    if (auto st = set_option(opts, *spec, value); !st) {
-      Error e = st.error();
-      e.code = ErrorCode::kConfig;
-      return e;
-    }
+  // The command line's parser and option table: CLI11 splits the line (quotes as a shell would)
+  // and the connect options take their values as they do on the command line.
+  CLI::App app;
+  app.set_help_flag();  // no -h/--help in a file line
+  app.allow_extras();   // reported below, in rnvme's words
+  std::optional<Error> refused;
+  add_connect_options(app, opts, &refused);
+  try {
+    app.parse(std::string(line), /*program_name_included=*/false);
+  } catch (const CLI::ParseError& e) {
+    Error err = refused ? *refused : make_error(ErrorCode::kConfig, e.what());
+    err.code = ErrorCode::kConfig;
+    return err;
   }
-  return Ok{};
+  const auto extra = app.remaining();
+  if (extra.empty()) return Ok{};
+  if (extra.front().rfind('-', 0) == 0)
+    return make_error(ErrorCode::kConfig, fmt::format("unknown option '{}'", extra.front()),
+                      "see rnvme(8) for the accepted options");
+  return make_error(ErrorCode::kConfig, fmt::format("unexpected word '{}'", extra.front()),
+                    "options are written like nvme-cli's: --traddr=10.0.0.1 or -a 10.0.0.1");
 }
 
 Result<std::vector<ConfigEntry>> parse_discovery_conf(std::string_view text, std::string_view name) {
@@ -130,6 +88,22 @@ Result<std::vector<ConfigEntry>> parse_discovery_conf(std::string_view text, std
   return out;
 }
 
+// Why this is not libnvme's nvme_read_config() (issue 32 item 9), checked against libnvme 1.3
+// (Debian 12's is built with json-c), src/nvme/json.c:
+// - json_update_attributes() sets ctrl_loss_tmo only when it is not NVMF_DEF_CTRL_LOSS_TMO and
+//   tos only when it is not -1, the very defaults nvmf_default_config() gives a new controller:
+//   a port's ctrl_loss_tmo and tos are dropped.
+// - values are not checked: json_object_get_int() of "big" is 0, json_object_get_boolean() of
+//   "false" (a string) is true; rnvme refuses such a port (`skip`, an error for the controller
+//   it names) instead of connecting otherwise than the file says.
+// - a port without "transport", a host without "hostnqn", a subsystem without "nqn", a port
+//   that is not an object: dropped without a word (json_parse_port/_subsys/_host return); rnvme
+//   names the host, subsystem and port at fault, and callers say why a port of another
+//   transport is skipped.
+// - the file is opened by path (no FileSystem, no RNVME_ROOT), a parse error is errno EPROTO
+//   with the message at LOG_DEBUG, and the top-level {"hosts": [...]} form is refused.
+// It keeps per-port dhchap_key/dhchap_ctrl_key and the host's dhchap_key; that alone would not
+// make up for the above.
 Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::string_view name) {
   using nlohmann::json;
   auto fail = [&](std::string what) {

@@ -1,4 +1,5 @@
 #include "core/config.h"
+#include "core/connect_cli.h"
 
 #include <gtest/gtest.h>
 
@@ -55,6 +56,55 @@ TEST(DiscoveryConf, UnknownOptionMissingValueAndOtherTransportsOptions) {
   EXPECT_EQ(e.opts.ignored.size(), 3u);
   EXPECT_EQ(e.opts.fast_io_fail_tmo, 3);
   EXPECT_EQ(e.opts.traddr, "10.0.0.1");
+}
+
+// discovery.conf lines and the command line are one grammar: the line goes through a CLI11
+// parser built by add_connect_options(), so every spelling means the same in both.
+TEST(DiscoveryConf, SameGrammarAsTheCommandLine) {
+  const std::string line =
+      "-t rdma -a 10.0.0.1 -s4421 --nr-io-queues 4 --ctrl-loss-tmo=30 -D --hdr-digest "
+      "--hostnqn 'nqn.2024-01.io.rnvme:h 1' -Q 64";
+  ConnectOptions from_file;
+  ASSERT_TRUE(parse_argument_line(line, from_file).ok());
+  ConnectOptions from_cli;
+  CLI::App app;
+  add_connect_options(app, from_cli);
+  ASSERT_NO_THROW(app.parse(line, /*program_name_included=*/false));
+  for (const ConnectOptions* o : {&from_file, &from_cli}) {
+    EXPECT_EQ(o->traddr, "10.0.0.1");
+    EXPECT_EQ(o->trsvcid, "4421");
+    EXPECT_EQ(o->nr_io_queues, 4);
+    EXPECT_EQ(o->ctrl_loss_tmo, 30);
+    EXPECT_EQ(o->queue_size, 64);
+    EXPECT_TRUE(o->duplicate_connect);
+    EXPECT_EQ(o->hostnqn, "nqn.2024-01.io.rnvme:h 1");
+    EXPECT_EQ(o->ignored.size(), 1u);  // --hdr-digest: TCP's
+  }
+}
+
+// What the parser cannot take is said in rnvme's words, with the offending word.
+TEST(DiscoveryConf, SkipReasonsNameTheWord) {
+  auto r = parse_discovery_conf(
+      "-a 10.0.0.1 --frobnicate\n-a 10.0.0.1 stray\n-a 10.0.0.1 --queue-size=big\n", "d");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[0].skip, "unknown option '--frobnicate' (see rnvme(8) for the accepted options)");
+  EXPECT_EQ((*r)[1].skip.rfind("unexpected word 'stray'", 0), 0u) << (*r)[1].skip;
+  EXPECT_NE((*r)[2].skip.find("--queue-size"), std::string::npos) << (*r)[2].skip;
+  EXPECT_EQ((*r)[2].skip.find("ValidationError"), std::string::npos) << (*r)[2].skip;
+}
+
+// The command line's rules hold for a line too: an option given twice, or without its value,
+// skips the line (nvme-cli's getopt took the last one), naming the option.
+TEST(DiscoveryConf, RepeatedOrValuelessOptionSkipsTheLine) {
+  auto r = parse_discovery_conf("-a 10.0.0.1 -a 10.0.0.5\n-t rdma -a\n", "d");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->size(), 2u);
+  for (const auto& e : *r) EXPECT_NE(e.skip.find("--traddr"), std::string::npos) << e.skip;
+  CLI::App app;
+  ConnectOptions o;
+  add_connect_options(app, o);
+  EXPECT_THROW(app.parse(std::string("-a 10.0.0.1 -a 10.0.0.5"), false), CLI::ParseError);
 }
 
 TEST(ConfigJson, NvmeCliLayout) {

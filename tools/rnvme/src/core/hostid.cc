@@ -107,17 +107,20 @@ std::optional<std::string> uuid_from_hostnqn(std::string_view hostnqn) {
   return lower(u);
 }
 
-std::string format_uuid_v4(std::array<uint8_t, 16> b) {
-  b[6] = static_cast<uint8_t>((b[6] & 0x0f) | 0x40);  // version 4
-  b[8] = static_cast<uint8_t>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
-  return fmt::format("{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-"
-                     "{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
-                     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
-                     b[12], b[13], b[14], b[15]);
-}
-
 std::string hostnqn_for_uuid(std::string_view uuid) {
   return std::string(kUuidNqnPrefix) + lower(uuid);
+}
+
+std::optional<std::string> generated_hostnqn_problem(std::string_view generated) {
+  const auto uuid = uuid_from_hostnqn(generated);
+  if (!uuid)
+    return fmt::format("'{}' is not a {}<uuid> host NQN", generated, kUuidNqnPrefix);
+  if (*uuid == "00000000-0000-0000-0000-000000000000" ||
+      *uuid == "ffffffff-ffff-ffff-ffff-ffffffffffff")
+    return fmt::format("its UUID {} is a placeholder (the firmware's, or libnvme's when it has no "
+                       "random bytes) that other hosts may carry too",
+                       *uuid);
+  return std::nullopt;
 }
 
 bool HostCheck::ok() const {

@@ -1,8 +1,6 @@
 // Host identity: /etc/nvme/hostnqn and /etc/nvme/hostid, and whether they agree.
 #pragma once
 
-#include <array>
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,9 +25,13 @@ std::optional<std::string> nqn_oddity(std::string_view nqn);
 bool is_valid_uuid(std::string_view uuid);
 // The UUID of a "nqn.2014-08.org.nvmexpress:uuid:<uuid>" host NQN, lower-cased.
 std::optional<std::string> uuid_from_hostnqn(std::string_view hostnqn);
-// A version-4 UUID from 16 random bytes (the caller supplies the randomness).
-std::string format_uuid_v4(std::array<uint8_t, 16> bytes);
 std::string hostnqn_for_uuid(std::string_view uuid);
+// Why the host NQN `generated` (libnvme's nvmf_hostnqn_generate(): the DMI product UUID, else the
+// device tree's partition UUID, else a random one) must not be written, or nullopt.  libnvme 1.3
+// takes whatever UUID the firmware reports and falls back to the nil UUID when it cannot get
+// random bytes; the nil and all-ones UUIDs are firmware placeholders many machines share, and a
+// host NQN shared between hosts makes them one host to every target.
+std::optional<std::string> generated_hostnqn_problem(std::string_view generated);
 // Strips the trailing newline and surrounding blanks that editors and `echo` leave behind.
 std::string trim(std::string_view s);
 

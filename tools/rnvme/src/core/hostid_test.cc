@@ -108,14 +108,20 @@ TEST(HostId, UuidFromHostnqn) {
   EXPECT_EQ(uuid_from_hostnqn("nqn.2014-08.org.nvmexpress:uuid:1234"), std::nullopt);
 }
 
-TEST(HostId, FormatUuidV4SetsVersionAndVariant) {
-  std::array<uint8_t, 16> ff;
-  ff.fill(0xff);
-  std::string u = format_uuid_v4(ff);
-  EXPECT_EQ(u, "ffffffff-ffff-4fff-bfff-ffffffffffff");
-  EXPECT_TRUE(is_valid_uuid(u));
-  std::array<uint8_t, 16> zero{};
-  EXPECT_EQ(format_uuid_v4(zero), "00000000-0000-4000-8000-000000000000");
+TEST(HostId, GeneratedHostnqnProblem) {
+  EXPECT_EQ(generated_hostnqn_problem(kNqn), std::nullopt);
+  // DMI reports upper case on some firmware: the UUID is what counts
+  EXPECT_EQ(generated_hostnqn_problem(
+                "nqn.2014-08.org.nvmexpress:uuid:6B3A2F4E-1C2D-4E5F-8A9B-0C1D2E3F4A5B"),
+            std::nullopt);
+  auto nil = generated_hostnqn_problem(
+      "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-000000000000");
+  ASSERT_TRUE(nil);
+  EXPECT_NE(nil->find("placeholder"), std::string::npos) << *nil;
+  EXPECT_TRUE(generated_hostnqn_problem(
+      "nqn.2014-08.org.nvmexpress:uuid:FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF"));
+  EXPECT_TRUE(generated_hostnqn_problem("nqn.2024-01.io.rnvme:host-1"));
+  EXPECT_TRUE(generated_hostnqn_problem(""));
 }
 
 TEST(HostId, ConsistentPairIsOk) {

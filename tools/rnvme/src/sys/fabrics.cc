@@ -16,6 +16,16 @@ static Error sys_error(std::string what, int err) {
   return e;
 }
 
+// Why this is not libnvme's nvmf_add_ctrl() (issue 32 item 9): rnvme explains a failed connect
+// from the errno of the write (explain_connect_failure: ETIMEDOUT, EKEYREJECTED, EHOSTUNREACH,
+// ENETUNREACH, ECONNRESET, EIO, ...).  libnvme 1.3, src/nvme/fabrics.c, __nvmf_add_ctrl(): a
+// failed write() is mapped to its own codes, EALREADY/EINVAL/EADDRINUSE/ENODEV/EOPNOTSUPP/
+// ECONNREFUSED to ENVME_CONNECT_<name>, and every other errno to ENVME_CONNECT_WRITE; the
+// kernel's errno is then only in a LOG_NOTICE message (nvme_msg), not returned, so the cause
+// of a timeout, a refused authentication or an unreachable host is lost.  Its open() failure
+// (EACCES vs ENOENT: permission vs module not loaded) folds into ENVME_CONNECT_OPEN the same way.
+// nvmf_add_ctrl() also builds the option string from a nvme_ctrl_t, which would bypass rnvme's
+// own option string (build_option_string: validated, redacted for display, pinned by tests).
 Result<std::string> RealFabricsDevice::create(const std::string& options) {
   Fd fd(::open(kFabricsDevice, O_RDWR | O_CLOEXEC));
   if (!fd.valid()) return sys_error(fmt::format("cannot open {}", kFabricsDevice), errno);

@@ -81,6 +81,17 @@ NvmeController read_controller(const FileSystem& fs, const std::string& name) {
   return c;
 }
 
+// Why this is not libnvme's nvme_scan_topology() (issue 32 item 9), checked against libnvme 1.3:
+// - src/nvme/tree.c, nvme_ns_open(): the scan opens every namespace's block device and sends it
+//   Identify Namespace and the NS ID descriptor list (nvme_ns_init); a namespace that cannot be
+//   opened or does not answer is left out of the tree, and a scan needs root.  `rnvme list`
+//   and the connect checks read sysfs only, and must work while controllers are reconnecting.
+// - src/nvme/filters.c: the sysfs roots (nvme_ctrl_sysfs_dir, ...) are fixed strings, private
+//   (src/nvme/private.h, not in libnvme.map): the scan cannot be pointed at RNVME_ROOT or at
+//   the FakeFileSystem every command test builds its controllers in.
+// - the tree has no ctrl_loss_tmo/reconnect_delay/fast_io_fail_tmo as the kernel has them
+//   (nvme_ctrl_get_config() is libnvme's defaults), and rnvme.ko's own attributes would still
+//   be read here.
 Topology scan_topology(const FileSystem& fs) {
   Topology t;
   std::map<std::string, bool> placed;

@@ -26,11 +26,14 @@ struct TestEnv {
   FakePortQuery ports;
   std::ostringstream out, err;
   Printer printer{Format::kText, out, err};
-  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, ports, printer, [] {
-                std::array<uint8_t, 16> b{};
-                for (size_t i = 0; i < b.size(); i++) b[i] = static_cast<uint8_t>(i * 17);
-                return b;
+  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, ports, printer, [this] {
+                generate_calls++;
+                return generated_hostnqn;
               }};
+  // what libnvme's nvmf_hostnqn_generate() gives in the test
+  Result<std::string> generated_hostnqn =
+      std::string("nqn.2014-08.org.nvmexpress:uuid:00112233-4455-4677-8899-aabbccddeeff");
+  int generate_calls = 0;
 
   void json() { printer.set_format(Format::kJson); }
 };

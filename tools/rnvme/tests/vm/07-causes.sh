@@ -19,22 +19,11 @@ ALLOW_NQN=nqn.2014-08.org.nvmexpress.rnvme:allowlist
 base=(connect --transport "$TRANSPORT" --traddr "$TGT_IP4" --trsvcid "$TGT_PORT")
 
 # expect_cause DESC STAGE CAUSE ARGS...: rnvme -o json ARGS... fails, and its error carries the
-# module's record with that stage and cause, plus a cause and a fix for the admin.
+# module's record with that stage and cause, plus a cause and a fix for the admin (lib.sh).
 expect_cause() {
-	local desc=$1 stage=$2 cause=$3 t got
+	local desc=$1 stage=$2 cause=$3
 	shift 3
-	t=$(now_ns)
-	rn -o json "$@"
-	got=$(jq -r '"\(.error.record.stage // "none")/\(.error.record.cause // "none")"' "$R_ERR" 2>/dev/null)
-	if [ "$R_RC" != 0 ] && [ "$got" = "$stage/$cause" ] &&
-		jq -e '.error.cause != null and .error.fix != null' "$R_ERR" >/dev/null 2>&1; then
-		ok "$desc: record stage=$stage cause=$cause, exit $R_RC in $(secs_since "$t") s"
-		diag "reason: $(jq -r .error.reason "$R_ERR")" "cause: $(jq -r .error.cause "$R_ERR")" \
-			"fix: $(jq -r .error.fix "$R_ERR")"
-	else
-		not_ok "$desc: record stage=$stage cause=$cause" "got $got, exit $R_RC" "$(show_run)" \
-			"$(dmesg | grep 'rnvme: attempt' | tail -n 3)"
-	fi
+	expect_refused "$desc" "" "$stage" "$cause" "$@"
 }
 
 # ---- causes, one per failure

@@ -30,18 +30,10 @@ echo "# keys from nvme gen-dhchap-key (hmac none, 32 bytes)"
 # authentication, rnvme.ko's record of the attempt has STAGE and one of CAUSES (a|b), and no
 # controller is left.
 expect_auth_refused() {
-	local desc=$1 stage=$2 cause=$3 t got
+	local desc=$1 stage=$2 cause=$3
 	shift 3
-	t=$(now_ns)
-	rn -o json "$@"
-	got=$(jq -r '"\(.error.reason // "none") \(.error.record.stage // "none")/\(.error.record.cause // "none")"' "$R_ERR" 2>/dev/null)
-	if [ "$R_RC" != 0 ] && [[ "$got" =~ ^authentication\ $stage/($cause)$ ]]; then
-		ok "$desc: exit $R_RC, reason authentication, record ${got#* }, in $(secs_since "$t") s"
-		diag "cause: $(jq -r .error.cause "$R_ERR")" "fix: $(jq -r .error.fix "$R_ERR")"
-	else
-		not_ok "$desc: reason authentication, record stage=$stage cause=$cause" "got: $got, exit $R_RC" \
-			"$(show_run)" "$(dmesg | grep -E 'rnvme: attempt|authentic|dhchap|DH-HMAC' | tail -n 6)"
-	fi
+	REFUSED_DMESG='rnvme: attempt|authentic|dhchap|DH-HMAC' \
+		expect_refused "$desc" authentication "$stage" "$cause" "$@"
 	check "$desc: no controller left" wait_for 30 fx_no_fabrics_ctrls
 	no_secret_printed "$desc"
 }

@@ -83,6 +83,26 @@ expect_record() {
 	fi
 }
 
+# expect_refused DESC REASON STAGE CAUSES ARGS...: a test point; rnvme -o json ARGS... fails, its
+# JSON error names REASON (any when empty), carries rnvme.ko's record of the attempt with STAGE
+# and one of CAUSES (a|b), and a cause and a fix for the admin. The kernel log lines matching
+# $REFUSED_DMESG (default 'rnvme: attempt') go with a failure. Shared by 07-causes and 09-auth.
+expect_refused() {
+	local desc=$1 reason=$2 stage=$3 cause=$4 t got
+	shift 4
+	t=$(now_ns)
+	rn -o json "$@"
+	got=$(jq -r '"\(.error.reason // "none") \(.error.record.stage // "none")/\(.error.record.cause // "none")"' "$R_ERR" 2>/dev/null)
+	if [ "$R_RC" != 0 ] && [[ "$got" =~ ^(${reason:-[^ ]+})\ $stage/($cause)$ ]] &&
+		jq -e '.error.cause != null and .error.fix != null' "$R_ERR" >/dev/null 2>&1; then
+		ok "$desc: exit $R_RC, reason ${got%% *}, record ${got#* }, in $(secs_since "$t") s"
+		diag "cause: $(jq -r .error.cause "$R_ERR")" "fix: $(jq -r .error.fix "$R_ERR")"
+	else
+		not_ok "$desc: ${reason:+reason $reason, }record stage=$stage cause=$cause" "got: $got, exit $R_RC" \
+			"$(show_run)" "$(dmesg | grep -E "${REFUSED_DMESG:-rnvme: attempt}" | tail -n 6)"
+	fi
+}
+
 # set_host_identity [HOSTID]: a consistent /etc/nvme pair (the guest's /etc is a tmpfs overlay),
 # or a deliberately different HOSTID.
 set_host_identity() {
