@@ -277,15 +277,15 @@ if [ "${RNVME_SKIP_612:-0}" != 1 ]; then
 	elif make module O="$OUT" KVER="$k612" > "$OUT"/check/module-612.log 2>&1; then
 		pass=$((pass + 1))
 		echo "ok - make module KVER=$k612 ($(grep -o 'LAYOUT.*' "$OUT"/check/module-612.log))"
-		echo "# Debian's 6.12 binary kernel runs 01-load and 13-grants (connects, I/O and reconnects with changing grants), then the tool's 09-auth (in-band authentication: 6.1 has none); the debug kernel (the same 6.12 source) runs 00 and 03-09 and 15-hostile below, 03-connect included"
+		echo "# Debian's 6.12 binary kernel runs 01-load and 13-grants (connects, I/O and reconnects with changing grants), then the tool's 09-auth (in-band authentication: 6.1 has none) and 10-tune; the debug kernel (the same 6.12 source) runs 00 and 03-09 and 15-hostile below, 03-connect included"
 		then612=()
 		[ "$tool_ok" = 1 ] && then612=(--then tools/rnvme/tests/vm/run-guest.sh)
-		RNVME_TOOL_SUITES=09 SUITES="01 13" tests/run-all.sh --kver "$k612" --timeout "$(vm_limit 3600)" \
+		RNVME_TOOL_SUITES="09 10" SUITES="01 13" tests/run-all.sh --kver "$k612" --timeout "$(vm_limit 3600)" \
 			--out "$OUT"/vm/run-all-612 "${then612[@]}" 2>&1 | tee "$OUT"/check/vm-612.log
 		add_total "$OUT"/check/vm-612.log "6.12 VM suites"
 		if [ "$tool_ok" = 1 ]; then
 			tools/rnvme/tests/vm/run.sh --results "$OUT"/vm/run-all-612 2>&1 | tee "$OUT"/check/vm-tool-612.log | tail -n 25
-			add_total "$OUT"/check/vm-tool-612.log "tool VM suite 09-auth on 6.12"
+			add_total "$OUT"/check/vm-tool-612.log "tool VM suites 09-auth and 10-tune on 6.12"
 		fi
 	else
 		fail=$((fail + 1))

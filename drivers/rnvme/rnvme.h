@@ -51,7 +51,7 @@
 /* Largest SGE count used for in-capsule data (plus one for the SQE). */
 #define RNVME_MAX_INLINE_SEGMENTS	4
 /* fast-registration MRs a queue's pool starts with (rnvme_alloc_mrs()) */
-#define RNVME_MR_POOL_START		16
+#define RNVME_MR_POOL_START		8
 
 /**
  * struct rnvme_qe - a DMA-mapped buffer posted to the QP

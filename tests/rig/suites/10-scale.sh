@@ -146,8 +146,13 @@ for drv in $DRIVERS; do
 	echo "# scale: $name N=$N connect ${CONN[$drv]} s, teardown ${TEAR[$drv]} s, memory ${MEM[$drv]} KiB per controller, storm $STORM_S s -> all live in ${STORM[$drv]} s"
 done
 
+# Issue 34's goal: at default options a controller costs the host at most half of
+# what nvme_rdma's does (both measured above in this boot, same target, same N).
 if [ -n "${MEM[rnvme]:-}" ] && [ -n "${MEM[inbox]:-}" ] && [ "${MEM[inbox]}" -gt 0 ]; then
-	echo "# scale: memory per controller rnvme/nvme_rdma = $(awk -v a="${MEM[rnvme]}" -v b="${MEM[inbox]}" 'BEGIN { printf "%.2f", a / b }')"
+	ratio=$(awk -v a="${MEM[rnvme]}" -v b="${MEM[inbox]}" 'BEGIN { printf "%.2f", a / b }')
+	echo "# scale: memory per controller rnvme/nvme_rdma = $ratio"
+	tap_result "an rnvme controller costs at most 0.5x an nvme_rdma one (${MEM[rnvme]} KiB against ${MEM[inbox]} KiB: ${ratio}x)" \
+		"$(awk -v r="$ratio" 'BEGIN { print (r <= 0.5) ? 0 : 1 }')"
 fi
 HOST_DRIVER=rnvme
 rig_end
