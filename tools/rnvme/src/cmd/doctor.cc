@@ -15,16 +15,6 @@
 namespace rnvme {
 namespace {
 
-std::string read_trim(const FileSystem& fs, const std::string& path) {
-  auto r = fs.read(path);
-  return r ? trim(*r) : std::string();
-}
-
-std::vector<std::string> list_or_empty(const FileSystem& fs, const std::string& dir) {
-  auto r = fs.list(dir);
-  return r ? *r : std::vector<std::string>{};
-}
-
 // "0-3,6,8-9" -> 7
 int count_cpu_list(std::string_view s) {
   int n = 0;

@@ -24,16 +24,6 @@ namespace {
 const char* const kQueueAttrs[] = {"scheduler", "nomerges", "rq_affinity", "read_ahead_kb",
                                    "nr_requests", "io_poll"};
 
-std::string read_trim(const FileSystem& fs, const std::string& path) {
-  auto r = fs.read(path);
-  return r ? trim(*r) : std::string();
-}
-
-std::vector<std::string> list_or_empty(const FileSystem& fs, const std::string& dir) {
-  auto r = fs.list(dir);
-  return r ? *r : std::vector<std::string>{};
-}
-
 bool valid_ctrl_name(const std::string& n) {
   static const std::regex re("nvme[0-9]{1,6}");
   return std::regex_match(n, re);

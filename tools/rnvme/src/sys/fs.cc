@@ -1,5 +1,7 @@
 #include "sys/fs.h"
 
+#include "core/hostid.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -233,6 +235,16 @@ bool FakeFileSystem::exists(const std::string& path) const {
   if (it != files_.end() && it->first.rfind(prefix, 0) == 0) return true;
   auto dt = dirs_.lower_bound(prefix);
   return dt != dirs_.end() && dt->rfind(prefix, 0) == 0;
+}
+
+std::string read_trim(const FileSystem& fs, const std::string& path) {
+  auto r = fs.read(path);
+  return r ? trim(*r) : std::string();
+}
+
+std::vector<std::string> list_or_empty(const FileSystem& fs, const std::string& dir) {
+  auto r = fs.list(dir);
+  return r ? *r : std::vector<std::string>{};
 }
 
 }  // namespace rnvme

@@ -91,4 +91,9 @@ class FakeFileSystem final : public FileSystem {
   std::set<std::string> dirs_;
 };
 
+// A file's content without surrounding whitespace; "" when it cannot be read (sysfs attributes).
+std::string read_trim(const FileSystem& fs, const std::string& path);
+// A directory's entries; none when it cannot be listed.
+std::vector<std::string> list_or_empty(const FileSystem& fs, const std::string& dir);
+
 }  // namespace rnvme

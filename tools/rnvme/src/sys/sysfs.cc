@@ -36,11 +36,6 @@ NvmeNamespace read_namespace(const FileSystem& fs, const std::string& dir, const
   return n;
 }
 
-std::vector<std::string> list_or_empty(const FileSystem& fs, const std::string& dir) {
-  auto r = fs.list(dir);
-  return r ? *r : std::vector<std::string>{};
-}
-
 }  // namespace
 
 NvmeController read_controller(const FileSystem& fs, const std::string& name) {
