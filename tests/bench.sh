@@ -16,6 +16,9 @@
 #   BENCH_PROFILE=exact|perf|0: exact counts (icount only), or the older
 #       sampled profile pass (perf record + kprobes; BENCH_PROFILE_WORKLOADS,
 #       BENCH_PERIOD=20000, BENCH_PROFILE_RUNTIME=8), or neither
+#   BENCH_KNOBS="scheduler=mq-deadline nomerges=2 profile=latency" knob
+#       variants after the defaults (tests/guest/bench.sh); BENCH_KNOB_WORKLOADS,
+#       BENCH_TRANSPORTS="rnvme rdma"
 #   BENCH_RNVME_PARAMS="test_extra_work=200"  rnvme module parameters
 #   RNVME_SKIP_SETUP=1  do not run tests/setup-host.sh (apt-get)
 # shellcheck source=../tools/kbuild/strict.sh
@@ -48,6 +51,11 @@ KVER=${KVER:-$(tests/lib/kver.sh)}
 echo "== building rnvme.ko for $KVER"
 make module O="$RNVME_OUT" KVER="$KVER" | grep -E 'LAYOUT|error' || true
 [ -f "$RNVME_OUT/$KVER/rnvme.ko" ] || { echo "bench: module build failed (run: make module)" >&2; exit 1; }
+if [[ " ${BENCH_KNOBS:-} " == *" profile="* ]]; then
+	echo "== building the rnvme tool (BENCH_KNOBS has a profile)"
+	make tool O="$RNVME_OUT" > "$RNVME_OUT/bench-tool-build.log" 2>&1 ||
+		{ echo "bench: make tool failed (see $RNVME_OUT/bench-tool-build.log)" >&2; exit 1; }
+fi
 commit=$(git -C "$REPO" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$REPO" status --porcelain -- drivers include tests 2>/dev/null)" ] || commit=$commit-dirty
 out=$RNVME_OUT/bench/$(date +%Y%m%d-%H%M%S)

@@ -287,7 +287,25 @@ def summarise(measure, profile, clock, commit):
         r["ratio_vs_nvme_rdma"] = {
             k: (r[k] / b[k] if b and r.get(k) is not None and b.get(k) else None)
             for k in KEYS}
+    knob_rows(rows)
     return rows
+
+
+def knob_rows(rows):
+    """(variant, workload, row, ratios against the same transport and
+    workload under the defaults) for every WORKLOAD@VARIANT row."""
+    base = {(r["transport"], r["workload"]): r for r in rows if "@" not in r["workload"]}
+    out = []
+    for r in rows:
+        if "@" not in r["workload"]:
+            continue
+        w, v = r["workload"].split("@", 1)
+        b = base.get((r["transport"], w))
+        q = {k: (r[k] / b[k] if b and r.get(k) is not None and b.get(k) else None)
+             for k in ("insn_per_io", "module_insn_per_io", "lat_p50", "lat_p99")}
+        r["ratio_vs_default"] = q
+        out.append((v, w, r, q))
+    return sorted(out, key=lambda x: (x[0], x[1], x[2]["transport"]))
 
 
 def fmt(v, nd=0):
@@ -327,6 +345,17 @@ def markdown(rows, clock, commit):
         for r in prof:
             out.append(f"- **{r['workload']} / {r['transport']}**: " +
                        ", ".join(f"{s.split()[0]} {fmt(n)}" for s, n in r["top_functions"][:8]))
+    knobs = knob_rows(rows)
+    if knobs:
+        out += ["", "## Knobs (BENCH_KNOBS): each variant against the defaults, same run", "",
+                "| variant | workload | transport | insn/IO | ×default | module insn/IO | "
+                "×default | p50 | ×default | p99 | ×default |",
+                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for v, w, r, q in knobs:
+            out.append(f"| {v} | {w} | {r['transport']} | {fmt(r['insn_per_io'])} | "
+                       f"{fmt(q['insn_per_io'], 3)} | {fmt(r['module_insn_per_io'])} | "
+                       f"{fmt(q['module_insn_per_io'], 3)} | {fmt(r['lat_p50'])} | "
+                       f"{fmt(q['lat_p50'], 3)} | {fmt(r['lat_p99'])} | {fmt(q['lat_p99'], 3)} |")
     mod = [r for r in rows if r.get("module_top_functions")]
     if mod:
         out += ["", "## The transport module's own functions (instructions per I/O)", ""]
@@ -344,7 +373,7 @@ def chart(rows, path):
     except ImportError:
         print("report: matplotlib missing, no chart", file=sys.stderr)
         return
-    wl = sorted({r["workload"] for r in rows})
+    wl = sorted({r["workload"] for r in rows if "@" not in r["workload"]})
     fig, ax = plt.subplots(figsize=(10, 4.5))
     width = 0.27
     for i, (t, key) in enumerate([("rnvme", "insn_per_io"), ("rnvme", "module_insn_per_io"),

@@ -26,6 +26,14 @@
 #   BENCH_RAMP     fio ramp seconds (default 1; 0 under icount)
 #   BENCH_REPS     repetitions (default 3)
 #   BENCH_WORKLOADS  subset of workload names (default: all)
+#   BENCH_KNOBS    variants measured after the defaults, each on every
+#                  device: "scheduler=mq-deadline nomerges=2 ..." (a
+#                  /sys/block/DEV/queue attribute) or "profile=latency" (the
+#                  tool's `rnvme tune apply --profile`, reverted after); the
+#                  runs are named WORKLOAD@VARIANT
+#   BENCH_KNOB_WORKLOADS  workloads run under each variant (default: those
+#                  of BENCH_WORKLOADS, else all)
+#   BENCH_TRANSPORTS  subset of rnvme rdma tcp (default: all three)
 # bash reads a script as it runs: run a private copy, so editing the tree
 # during a bench cannot change the running one
 if [ "${BENCH_COPY:-}" != 1 ]; then
@@ -85,7 +93,7 @@ insmod "$RNVME_KO" transport_name=rnvme ${BENCH_RNVME_PARAMS:-} ||
 # queue, depth 128.
 common="nqn=$TEST_NQN,nr_io_queues=$(nproc),nr_poll_queues=1,queue_size=128"
 declare -A dev ctl
-for t in rnvme rdma tcp; do
+for t in ${BENCH_TRANSPORTS:-rnvme rdma tcp}; do
 	port=$TGT_PORT
 	[ $t = tcp ] && port=4421
 	reply=$(nvmf_write "transport=$t,traddr=$TGT_IP4,trsvcid=$port,$common,duplicate_connect") ||
@@ -109,12 +117,16 @@ workloads=(
 	"seqread-128k-qd8|3|--rw=read --bs=128k --iodepth=8 --ioengine=libaio"
 	"seqwrite-128k-qd8|3|--rw=write --bs=128k --iodepth=8 --ioengine=libaio"
 	"randrw70-4k-qd32|1|--rw=randrw --rwmixread=70 --bs=4k --iodepth=32 --ioengine=libaio"
+	"seqwrite-4k-qd32-b16|1|--rw=write --bs=4k --iodepth=32 --ioengine=libaio --iodepth_batch_submit=16 --iodepth_batch_complete_min=1"
 	"randread-4k-qd1-polled|1|--rw=randread --bs=4k --iodepth=1 --ioengine=io_uring --hipri=1"
 )
 
 # (packets: sent on all interfaces but lo, RoCE's UDP and TCP alike, so
 # packets per I/O compare the transports' wire work)
-transports=(rnvme rdma tcp)
+read -r -a transports <<< "${BENCH_TRANSPORTS:-rnvme rdma tcp}"
+for t in "${transports[@]}"; do
+	case $t in rnvme|rdma|tcp) ;; *) bail "BENCH_TRANSPORTS: '$t' is not rnvme, rdma or tcp" ;; esac
+done
 tracing=/sys/kernel/tracing
 [ -d "$tracing/events" ] || mount -t tracefs nodev "$tracing" 2>/dev/null
 
@@ -239,20 +251,81 @@ for t in "${transports[@]}"; do
 		--direct=1 --size=16m --io_size=4m --output=/dev/null >/dev/null 2>&1 ||
 		echo "# warm-up fio on $t failed"
 done
-for ((r = 0; r < reps; r++)); do
-	w=0
-	for entry in "${workloads[@]}"; do
-		name=${entry%%|*} args=${entry#*|}
-		scale=${args%%|*} args=${args#*|}
-		if [ -n "${BENCH_WORKLOADS:-}" ] && [[ " $BENCH_WORKLOADS " != *" $name "* ]]; then
-			continue
-		fi
-		for ((k = 0; k < 3; k++)); do
-			# rotate the order per repetition and workload
-			run_fio measure "$r" "$name" "${transports[$(((k + r + w) % 3))]}" "$args" "$scale"
+# Knob variants (BENCH_KNOBS).  queue_knob_set DEV ATTR VALUE remembers the
+# old value in knob_undo; knobs_restore puts every one back.
+declare -a knob_undo=()
+queue_knob_get() { # DEV ATTR -> value (the bracketed one of a choice list)
+	local v
+	read -r v < "/sys/block/${1#/dev/}/queue/$2" || return 1
+	[[ $v == *"["*"]"* ]] && { v=${v#*[}; v=${v%%]*}; }
+	echo "$v"
+}
+queue_knob_set() { # DEV ATTR VALUE
+	local f=/sys/block/${1#/dev/}/queue/$2 old
+	old=$(queue_knob_get "$1" "$2") || { echo "# no queue attribute $2 on $1"; return 1; }
+	echo "$3" > "$f" 2>/dev/null || { echo "# $1: cannot set $2=$3"; return 1; }
+	[ "$(queue_knob_get "$1" "$2")" = "$3" ] || { echo "# $1: $2 reads $(queue_knob_get "$1" "$2") after writing $3"; return 1; }
+	knob_undo+=("$f|$old")
+}
+knobs_restore() {
+	local u
+	for u in "${knob_undo[@]}"; do echo "${u#*|}" > "${u%%|*}" || echo "# cannot restore ${u%%|*}"; done
+	knob_undo=()
+	if [ -n "${knob_tool_revert:-}" ]; then
+		"$knob_tool_revert" tune revert >/dev/null 2>&1 || echo "# rnvme tune revert failed"
+		knob_tool_revert=""
+	fi
+}
+knob_apply() { # VARIANT
+	local attr=${1%%=*} val=${1#*=} t bin
+	case $1 in *=*) ;; *) echo "# BENCH_KNOBS: '$1' is not ATTR=VALUE"; return 1 ;; esac
+	if [ "$attr" = profile ]; then
+		bin=${RNVME_BIN:-${RNVME_OUT:-$REPO/build}/tools/rnvme}
+		[ -x "$bin" ] || { echo "# profile=$val needs the rnvme tool ($bin; make tool)"; return 1; }
+		knob_tool_revert=$bin
+		"$bin" tune apply --profile "$val" --best-effort > "$RESULTS/raw/tune-$val.txt" 2>&1 ||
+			{ echo "# rnvme tune apply --profile $val failed: $(tail -n 3 "$RESULTS/raw/tune-$val.txt" | tr '\n' ' ')"; return 1; }
+		for t in "${transports[@]}"; do
+			echo "# $val on $t: scheduler=$(queue_knob_get "${dev[$t]}" scheduler) nomerges=$(queue_knob_get "${dev[$t]}" nomerges) rq_affinity=$(queue_knob_get "${dev[$t]}" rq_affinity)"
 		done
-		w=$((w + 1))
+		return 0
+	fi
+	for t in "${transports[@]}"; do
+		queue_knob_set "${dev[$t]}" "$attr" "$val" || return 1
 	done
+}
+# run_workloads SUFFIX WORKLOAD-NAMES: every selected workload on every
+# transport, in rotating order
+run_workloads() {
+	local suffix=$1 names=$2 r w entry name args scale k
+	for ((r = 0; r < reps; r++)); do
+		w=0
+		for entry in "${workloads[@]}"; do
+			name=${entry%%|*} args=${entry#*|}
+			scale=${args%%|*} args=${args#*|}
+			if [ -n "$names" ] && [[ " $names " != *" $name "* ]]; then
+				continue
+			fi
+			for ((k = 0; k < ${#transports[@]}; k++)); do
+				run_fio measure "$r" "$name$suffix" \
+					"${transports[$(((k + r + w) % ${#transports[@]}))]}" "$args" "$scale"
+			done
+			w=$((w + 1))
+		done
+	done
+}
+for t in "${transports[@]}"; do
+	echo "# $t defaults: scheduler=$(queue_knob_get "${dev[$t]}" scheduler) nomerges=$(queue_knob_get "${dev[$t]}" nomerges) rq_affinity=$(queue_knob_get "${dev[$t]}" rq_affinity) nr_hw_queues=$(ls -d "/sys/block/${dev[$t]#/dev/}/mq/"* | wc -l)"
+done
+run_workloads "" "${BENCH_WORKLOADS:-}"
+for v in ${BENCH_KNOBS:-}; do
+	if knob_apply "$v"; then
+		echo "# variant $v"
+		run_workloads "@$v" "${BENCH_KNOB_WORKLOADS:-${BENCH_WORKLOADS:-}}"
+	else
+		echo "# variant $v not measured"
+	fi
+	knobs_restore
 done
 if [ "$profile" = perf ]; then
 	# perf names module functions [kernel.kallsyms] here (it finds no .ko

@@ -29,8 +29,11 @@ bool valid_ctrl_name(const std::string& n) {
   return std::regex_match(n, re);
 }
 
+// transport "rdma" (nvme_rdma, or rnvme.ko under that name), or an rnvme.ko controller under
+// another transport_name (it has the rnvme attribute group whichever name it registered)
 bool is_rdma_ctrl(const FileSystem& fs, const std::string& n) {
-  return read_trim(fs, fmt::format("{}/{}/transport", kNvmeClass, n)) == "rdma";
+  const std::string cdir = fmt::format("{}/{}", kNvmeClass, n);
+  return read_trim(fs, cdir + "/transport") == "rdma" || fs.exists(cdir + "/rnvme");
 }
 
 // The controllers named, or every RDMA controller; an unknown or non-RDMA name is an error.
@@ -46,7 +49,7 @@ Result<std::vector<std::string>> select_ctrls(Context& ctx, const std::vector<st
                           "'rnvme list' shows the controllers");
       if (!is_rdma_ctrl(ctx.fs, n))
         return make_error(ErrorCode::kNotFound, fmt::format("{} is not an NVMe-oF RDMA controller", n),
-                          {}, "rnvme tune handles controllers with transport rdma");
+                          {}, "rnvme tune handles RDMA controllers (nvme_rdma, rnvme)");
       if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
     }
     return out;

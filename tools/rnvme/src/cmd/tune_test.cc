@@ -235,6 +235,26 @@ TEST_F(TuneTest, SoftRoceHasNoIrqsAndIsFoundThroughTheSourceAddress) {
   for (const auto& c : env.netlink.calls) EXPECT_EQ(c.rfind("dim", 0), std::string::npos) << c;
 }
 
+// rnvme.ko loaded with transport_name=rnvme beside nvme_rdma: its controllers say "rnvme" in
+// their transport attribute and are tuned like the others (make bench's setup)
+TEST_F(TuneTest, RnvmeControllerUnderItsOwnTransportNameIsTuned) {
+  host("rxe");
+  env.fs.add("/sys/class/nvme/nvme0/transport", "rnvme\n");
+  env.fs.add("/sys/class/nvme/nvme0/rnvme/rdma_device", "rxe0\n");
+  ASSERT_TRUE(apply("latency").ok());
+  bool nomerges = false;
+  for (const auto& w : env.fs.writes)
+    if (w.first.find("/nomerges") != std::string::npos) nomerges = true;
+  EXPECT_TRUE(nomerges);
+  ASSERT_TRUE(apply("latency", {"nvme0"}).ok());
+  // another transport that is not RDMA stays out
+  env.fs.add("/sys/class/nvme/nvme0/transport", "tcp\n");
+  ASSERT_TRUE(env.fs.remove_dir("/sys/class/nvme/nvme0/rnvme").ok());
+  Status s = apply("latency", {"nvme0"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("not an NVMe-oF RDMA controller"), std::string::npos);
+}
+
 TEST_F(TuneTest, DryRunChangesNothing) {
   host("mlx5-connectx6");
   const size_t before = hash_tree(env.fs);
