@@ -29,10 +29,12 @@ summary=$RESULTS/summary.txt
 # without PROVIDER: is RNVME_RDMA, default rxe)
 runs() {
 	local f name s prov
-	for f in "$snap"/suites/[0-9][0-9]-*.sh; do
+	for f in "$snap"/suites/*.sh; do
 		name=$(basename "$f" .sh)
 		if [ -z "${SUITES:-}" ]; then
-			echo "$RNVME_RDMA $name"
+			# opt-in suites (no NN- prefix, e.g. rig/suites/soak.sh) run
+			# only when SUITES names them
+			[[ $name == [0-9][0-9]-* ]] && echo "$RNVME_RDMA $name"
 			continue
 		fi
 		for s in $SUITES; do
