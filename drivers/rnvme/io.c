@@ -126,17 +126,16 @@ static __always_inline struct ib_mr *rnvme_mr_get(struct rnvme_queue *queue,
 	return queue->mrs[top - 1];
 }
 
-/* give @req's MR back to its queue's pool */
+/*
+ * Give @req's MR back to its queue's pool.  The pool outlives every request
+ * that holds one of its MRs: it is freed only after the queue's requests
+ * have ended (rnvme_destroy_queue_ib()).
+ */
 static __always_inline void rnvme_mr_put(struct rnvme_queue *queue,
 					 struct rnvme_request *req)
 {
-	u32 idx = req->mr_idx;
-
 	req->mr = NULL;
-	/* an MR of a pool torn down since (nothing should get here) */
-	if (WARN_ON_ONCE(idx >= READ_ONCE(queue->nr_mrs)))
-		return;
-	rnvme_mr_push(queue, idx);
+	rnvme_mr_push(queue, req->mr_idx);
 }
 
 static int rnvme_map_fast_reg(struct rnvme_queue *queue,

@@ -273,18 +273,6 @@ static void rnvme_free_mrs(struct rnvme_queue *queue)
 	queue->nr_mrs = 0;
 }
 
-/* push MR @idx of @queue's pool on its free stack */
-void rnvme_mr_push(struct rnvme_queue *queue, u32 idx)
-{
-	s64 old = atomic64_read(&queue->mr_top);
-	s64 new;
-
-	do {
-		WRITE_ONCE(queue->mr_next[idx], (u32)old);
-		new = (s64)((((u64)old >> 32) + 1) << 32 | (idx + 1));
-	} while (!atomic64_try_cmpxchg(&queue->mr_top, &old, new));
-}
-
 /*
  * Add MRs to @queue's pool until it holds @want (at most queue_size).
  * Called while setting the queue up, and by rnvme_mr_grow_work(), never both
@@ -302,7 +290,6 @@ static int rnvme_add_mrs(struct rnvme_queue *queue, u32 want)
 			return PTR_ERR(mr);
 		queue->mrs[queue->nr_mrs] = mr;
 		rnvme_mr_push(queue, queue->nr_mrs);
-		/* rnvme_mr_put() checks an index against it */
 		WRITE_ONCE(queue->nr_mrs, queue->nr_mrs + 1);
 	}
 	return 0;

@@ -225,7 +225,7 @@ struct rnvme_queue {
 	 * @nr_mrs of them in @mrs (room for queue_size, one per request that
 	 * can be in flight), each @mr_pages pages.  The free ones form a
 	 * stack through @mr_next (index + 1, 0 ends it) whose top is the low
-	 * half of @mr_top; the high half counts changes, so that a pop racing
+	 * half of @mr_top; the high half counts pops, so that a pop racing
 	 * a pop and a push of the same MR fails its cmpxchg (ABA).
 	 */
 	struct ib_mr		**mrs;
@@ -543,12 +543,26 @@ bool rnvme_queue_port_active(struct rnvme_queue *queue);
 bool rnvme_cq_unhandled(struct rnvme_queue *queue);
 int rnvme_create_queue_ib(struct rnvme_queue *queue);
 void rnvme_destroy_queue_ib(struct rnvme_queue *queue);
+
+/*
+ * Push MR @idx of @queue's pool on its free stack.  Only pops change the
+ * count in mr_top's high half: a pop that read a top which was popped and
+ * pushed back meanwhile sees the count moved and retries.
+ */
+static inline void rnvme_mr_push(struct rnvme_queue *queue, u32 idx)
+{
+	s64 old = atomic64_read(&queue->mr_top);
+
+	do {
+		WRITE_ONCE(queue->mr_next[idx], (u32)old);
+	} while (!atomic64_try_cmpxchg(&queue->mr_top, &old,
+			(s64)(((u64)old & ~(u64)U32_MAX) | (idx + 1))));
+}
 int rnvme_alloc_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
 		   enum dma_data_direction dir);
 void rnvme_free_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
 		   enum dma_data_direction dir);
 u32 rnvme_max_fr_pages(struct ib_device *ibdev);
-void rnvme_mr_push(struct rnvme_queue *queue, u32 idx);
 void rnvme_mr_pool_empty(struct rnvme_queue *queue);
 void rnvme_mr_grow_work(struct work_struct *work);
 int rnvme_map_sqe(struct rnvme_queue *queue, struct rnvme_request *req);

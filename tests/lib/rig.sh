@@ -160,7 +160,13 @@ fio_verify_finish() {
 	local rc=0
 	if ! wait_for "${3:-240}" sh -c "! kill -0 $FIO_PID"; then
 		not_ok "fio finished within ${3:-240} s"
-		kill "$FIO_PID"
+		kill -9 "$FIO_PID"
+		# an I/O stuck in the kernel keeps fio unkillable: do not wait forever
+		if ! wait_for 30 sh -c "! kill -0 $FIO_PID"; then
+			not_ok "fio ($FIO_PID) still alive 30 s after SIGKILL: I/O stuck in the kernel" \
+				"$(cat "/proc/$FIO_PID/stack" 2>/dev/null | head -n 12)"
+			return 1
+		fi
 	fi
 	wait "$FIO_PID" || rc=$?
 	fio_verify_result "$1" "$rc" "$2"
