@@ -14,6 +14,10 @@
 #                   make, clone HEAD into it and run make demo there
 #                   (FRESH_TARGET=check for make check; tests/fresh-root.sh)
 #   make bench      fio: rnvme vs in-tree nvme_rdma and nvme_tcp, ratio table
+#   make soak       (opt-in) the two-VM rig's soak: SOAK_S seconds (default
+#                   1800) of random faults on two multipath paths under fio
+#                   write+verify (tests/rig/suites/soak.sh); SOAK_KERNEL_DIR=DIR
+#                   boots the debug kernel; TAP in build/vm/soak/suites/soak.tap
 #   make checkpatch run the kernel's checkpatch on the module sources
 #   make debug-kernel  build (or reuse) the KASAN/lockdep/kmemleak 6.12 test
 #                   kernel (tests/debug-kernel/build.sh, cached under
@@ -40,7 +44,7 @@ BUILD ?= $(RNVME_OUT)/$(KVER)
 TOOL_BUILD ?= $(RNVME_OUT)/tools
 export KSRC RNVME_OUT
 
-.PHONY: all module tool hostile check demo bench fresh-root checkpatch install install-module install-tool clean debug-kernel
+.PHONY: all module tool hostile check demo bench soak fresh-root checkpatch install install-module install-tool clean debug-kernel
 
 all: module tool
 
@@ -80,6 +84,23 @@ demo:
 
 bench:
 	tests/bench.sh
+
+# The soak boots the test kernel make check's rig uses (tests/lib/kver.sh, the
+# Debian 6.1 one) unless KVER= is given; SOAK_KERNEL_DIR=DIR (a debug-kernel
+# cache directory, rnvme built for it by make debug-kernel) boots that
+# instead. The guest runner's per-suite limit and the VMs' limit grow with
+# SOAK_S. TEST_SOAK_SEED=N repeats a fault schedule.
+SOAK_S ?= 1800
+SOAK_OUT = $(RNVME_OUT)/vm/soak
+SOAK_KERNEL = $(if $(SOAK_KERNEL_DIR),--kernel-dir $(SOAK_KERNEL_DIR),$(if $(filter command line environment environment override,$(origin KVER)),--kver $(KVER)))
+soak:
+	@case "$(SOAK_S)" in ''|*[!0-9]*) echo "soak: SOAK_S=$(SOAK_S) is not a number of seconds" >&2; exit 2 ;; esac
+	@echo "soak: $(SOAK_S) s of faults on the two-VM rig (about $$(( ($(SOAK_S) + 300) / 60 )) min in all); results in $(SOAK_OUT)"
+	@rc=0; SUITES=soak TEST_SOAK_S=$(SOAK_S) RNVME_SUITE_TIMEOUT=$$(($(SOAK_S) + 700)) \
+		tests/run-all.sh --rig $(SOAK_KERNEL) --timeout $$(($(SOAK_S) + 900)) --out $(SOAK_OUT) || rc=$$?; \
+	grep -E '^# soak(:| summary:)' $(SOAK_OUT)/suites/soak.tap 2>/dev/null | grep -v '^# soak: seed' ; \
+	echo "soak: TAP $(SOAK_OUT)/suites/soak.tap, raw data $(SOAK_OUT)/soak/, host guest $(SOAK_OUT)/console.log, target guest $(SOAK_OUT)/target/"; \
+	exit $$rc
 
 fresh-root:
 	tests/fresh-root.sh --target $(or $(FRESH_TARGET),demo)

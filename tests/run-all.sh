@@ -4,7 +4,8 @@
 # usage: tests/run-all.sh [--kver KVER | --kernel-dir DIR] [--timeout SECS] [--out DIR] [--rig]
 #                         [--then GUEST_CMD] [-v]
 #   --kernel-dir DIR    boot the debug kernel built by tests/debug-kernel/build.sh
-#                       (DIR = its cache directory; rnvme built with make debug-kernel)
+#                       (DIR = its cache directory; rnvme built with make debug-kernel);
+#                       with --rig both guests boot it
 #   --rig               run the two-VM rig suites (tests/rig/suites, target and
 #                       host in separate guests joined by a wire; tests/rig/run-rig.sh)
 #   --then GUEST_CMD    after the suites, run GUEST_CMD (a script in the checkout)
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
 	--rig) rig=1; shift ;;
 	--then) then_cmd=$(realpath -e "${2:?}") || exit 2; shift 2 ;;
 	-v|--verbose) verbose=(-v); shift ;;
-	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run-all: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -56,7 +57,7 @@ out=$(realpath "$out")
 rm -rf "$out/suites" "$out/summary.txt" "$out/then.log" "$out/then.rc"
 vmrc=0
 if [ "$rig" = 1 ]; then
-	"$REPO/tests/rig/run-rig.sh" --kver "$kver" --timeout "$timeout_s" --out "$out" "${verbose[@]}" ||
+	"$REPO/tests/rig/run-rig.sh" --kver "$kver" "${kdir[@]}" --timeout "$timeout_s" --out "$out" "${verbose[@]}" ||
 		vmrc=$?
 else
 	guest=("$REPO/tests/guest/run-suites.sh")

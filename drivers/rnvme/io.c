@@ -1047,9 +1047,11 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	err = rnvme_map_data(queue, rq, c);
 	if (unlikely(err < 0)) {
-		dev_err_ratelimited(queue->ctrl->ctrl.device,
-				    "queue %d: mapping data failed (%d)\n",
-				    rnvme_queue_idx(queue), err);
+		/* -EAGAIN: no free MR while the pool grows; dispatched again */
+		if (err != -EAGAIN)
+			dev_err_ratelimited(queue->ctrl->ctrl.device,
+					    "queue %d: mapping data failed (%d)\n",
+					    rnvme_queue_idx(queue), err);
 		goto out_fail;
 	}
 

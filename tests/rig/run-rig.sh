@@ -5,8 +5,9 @@
 # fault on one end (QEMU set_link, ip link, rdma link delete, a stopped VM) is a
 # real fault on the wire for the other end.
 #
-# usage: tests/rig/run-rig.sh [--kver KVER] [--timeout SECS] [--out DIR] [-v]
+# usage: tests/rig/run-rig.sh [--kver KVER | --kernel-dir DIR] [--timeout SECS] [--out DIR] [-v]
 #   SUITES="01 03"   rig suites to run (tests/rig/suites/NN-*.sh; default all)
+#   --kernel-dir DIR both guests boot the debug kernel (as tests/vm/run-vm.sh)
 # Results: the host guest's TAP in DIR/suites (as tests/run-all.sh expects),
 # the target guest's console and dmesg in DIR/target, the shared rig directory
 # (command queues, logs) in DIR/rig. Exit status = the host guest's.
@@ -20,10 +21,11 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../../tools/kbuild/strict.sh"
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-kver='' timeout_s=1800 out=${RNVME_OUT:-$REPO/build}/vm/rig verbose=()
+kver='' kdir=() timeout_s=1800 out=${RNVME_OUT:-$REPO/build}/vm/rig verbose=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kver) kver=${2:?}; shift 2 ;;
+	--kernel-dir) kdir=(--kernel-dir "${2:?}"); shift 2 ;;
 	--timeout) timeout_s=${2:?}; shift 2 ;;
 	--out) out=${2:?}; shift 2 ;;
 	-v|--verbose) verbose=(-v); shift ;;
@@ -33,7 +35,27 @@ while [ $# -gt 0 ]; do
 done
 die() { echo "run-rig: error: $*" >&2; exit 2; }
 log() { echo "run-rig: $*" >&2; }
-[ -n "$kver" ] || kver=$("$REPO/tests/lib/kver.sh")
+# Memory per guest (target, host); run-vm.sh checks the kernel itself.
+tmem=1536 hmem=2048 append=()
+if [ "${#kdir[@]}" -gt 0 ]; then
+	kd=${kdir[1]}
+	[ -r "$kd/kernel.release" ] || die "--kernel-dir $kd: no kernel.release (not a tests/debug-kernel/build.sh cache directory)"
+	dk=$(cat "$kd/kernel.release")
+	[ -z "$kver" ] || [ "$kver" = "$dk" ] || die "--kver $kver does not match $kd ($dk)"
+	kver=$dk
+	# The wires are virtio NICs: the guests need virtio_net.
+	md=$kd/root/lib/modules/$kver
+	grep -E '(^|/)virtio_net\.ko' "$md/modules.dep" "$md/modules.builtin" >/dev/null 2>&1 ||
+		die "the kernel in $kd has no virtio_net (CONFIG_VIRTIO_NET): the rig's wires are virtio NICs; add CONFIG_VIRTIO_NET=m to tests/debug-kernel/rnvme-debug.config and rebuild (make debug-kernel)"
+	# KASAN's shadow memory and kmemleak: run-vm.sh's default for this kernel is 3 GiB
+	tmem=2048 hmem=3072
+else
+	[ -n "$kver" ] || kver=$("$REPO/tests/lib/kver.sh")
+	# A long rig run (make soak: some 3 KB of kernel log per fault) must not
+	# overrun the log ring (128 KiB on Debian's kernels), or the dmesg checks
+	# from the suite's mark on see nothing. (run-vm.sh gives the debug kernel 16M.)
+	append=(--append log_buf_len=8M)
+fi
 command -v python3 >/dev/null || die "python3 not found (the QEMU monitor client needs it)"
 command -v ss >/dev/null || die "ss not found (iproute2)"
 
@@ -99,7 +121,7 @@ trap cleanup EXIT
 trap 'log interrupted; exit 130' INT TERM
 
 log "wires on 127.0.0.1:$pa (path A) and :$pb (path B); rig dir $rig"
-"$REPO/tests/vm/run-vm.sh" --kver "$kver" --timeout "$timeout_s" --mem 1536 --smp 1 \
+"$REPO/tests/vm/run-vm.sh" --kver "$kver" "${kdir[@]}" "${append[@]}" --timeout "$timeout_s" --mem "$tmem" --smp 1 \
 	--out "$out/target" "${targs[@]}" -- "$REPO/tests/rig/guest-target.sh" \
 	> "$out/target/run-vm.log" 2>&1 &
 tpid=$!
@@ -111,7 +133,7 @@ for _ in $(seq 1 300); do
 done
 port_free "$pb" && die "target VM did not open the wire sockets in 60 s"
 
-"$REPO/tests/vm/run-vm.sh" --kver "$kver" --timeout "$timeout_s" --mem 2048 --smp 2 \
+"$REPO/tests/vm/run-vm.sh" --kver "$kver" "${kdir[@]}" "${append[@]}" --timeout "$timeout_s" --mem "$hmem" --smp 2 \
 	--out "$out" "${hargs[@]}" "${verbose[@]}" -- "$REPO/tests/rig/guest-host.sh" &
 hpid=$!
 
