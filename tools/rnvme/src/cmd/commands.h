@@ -144,12 +144,20 @@ struct TuneArgs {
   bool all = false;
   std::string profile;             // latency | throughput | balanced
   bool best_effort = false;
-  bool reconnect = false;          // refused for now: existing associations keep their queues
+  bool reconnect = false;          // apply: re-create controllers whose queues differ (multipath)
   bool from_state = false;         // reapply the profile of the state file (udev, boot)
   std::string dir;                 // export-tuned
 };
+// How `tune apply --reconnect` waits for a re-created controller: a monotonic clock in seconds
+// and a pause. Tests pass a fake one that moves their fake kernel on.
+struct TuneClock {
+  std::function<double()> now;
+  std::function<void(double seconds)> sleep;
+};
+TuneClock real_tune_clock();
 // show / apply / revert / export-tuned (Documentation/tune.rst).
-Status run_tune(Context& ctx, FabricProbe& probe, const TuneArgs& args);
+Status run_tune(Context& ctx, FabricProbe& probe, const TuneArgs& args);  // the real clock
+Status run_tune(Context& ctx, FabricProbe& probe, const TuneArgs& args, const TuneClock& clock);
 Action setup_tune(CLI::App& sub);
 
 }  // namespace rnvme

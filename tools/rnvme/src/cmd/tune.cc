@@ -3,19 +3,25 @@
 // moderation, rdma_cm's default ToS and the connect-time queue choices), and export them as a
 // tuned profile. The knobs and their values are core/tune.cc's; this file reads the facts and
 // makes the writes, transactionally: every original value goes into the state file before the
-// first write, a failure part way puts back what this run set.
+// first write, a failure part way puts back what this run set. apply --reconnect then re-creates
+// the controllers whose queue layout differs from the profile's, one at a time and only while
+// every namespace each serves has another live path (native multipath); a failed re-create is
+// connected again with its old parameters and stops the run.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "cmd/commands.h"
 #include "core/doctor.h"
 #include "core/hostid.h"
 #include "core/tune.h"
 #include "sys/fabric_probe.h"
+#include "sys/lock.h"
 #include "sys/sysfs.h"
 
 namespace rnvme {
@@ -349,6 +355,7 @@ struct ApplyOptions {
   std::vector<std::string> ctrls;  // recorded in the state: what to reapply at boot
   bool best_effort = false;
   std::string only_device;         // --from-state DEVICE: that block device's knobs only
+  bool reconnect = false;          // re-create the controllers whose queues differ
 };
 
 bool knob_of_device(const TuneKnob& k, const std::string& dev) {
@@ -361,28 +368,15 @@ bool knob_of_device(const TuneKnob& k, const std::string& dev) {
   return std::regex_match(k.scope, path_re);
 }
 
-Status do_apply(Context& ctx, FabricProbe& probe, const ApplyOptions& o) {
-  auto names = select_ctrls(ctx, o.ctrls);
-  if (!names) return names.error();
-  auto f = gather(ctx, probe, *names);
-  if (!f) return f.error();
-  TuneReport rep;
-  rep.action = "apply";
-  rep.profile = std::string(tune_profile_name(o.profile));
-  rep.dry_run = ctx.dry_run;
-  rep.notes = fact_notes(*f);
-  rep.knobs = full_plan(*f, o.profile);
-  if (!o.only_device.empty()) {
-    std::erase_if(rep.knobs, [&](const TuneKnob& k) { return !knob_of_device(k, o.only_device); });
-    rep.notes.clear();
-  }
-  if (names->empty()) rep.notes.push_back("no NVMe-oF RDMA controllers: nothing to tune");
-
+// The knob phase of apply over rep.knobs (planned from `f`): the originals into the state file,
+// then the writes; a refused write puts back what this run set (unless best effort). Fills each
+// knob's status and rep.summary; prints nothing.
+Status apply_knobs(Context& ctx, const ApplyOptions& o, const TuneFacts& f, TuneReport& rep) {
   // The steps, each with what it replaces.
   std::vector<Step> steps;
   std::string defaults_content;
   std::optional<size_t> defaults_knob;
-  std::map<std::string, int> defaults = f->defaults ? parse_tune_defaults(*f->defaults) : std::map<std::string, int>{};
+  std::map<std::string, int> defaults = f.defaults ? parse_tune_defaults(*f.defaults) : std::map<std::string, int>{};
   bool defaults_change = false;
   std::set<std::string> mkdirs;
   for (size_t i = 0; i < rep.knobs.size(); i++) {
@@ -429,7 +423,7 @@ Status do_apply(Context& ctx, FabricProbe& probe, const ApplyOptions& o) {
   if (defaults_change) {
     Step s;
     s.knob = *defaults_knob;
-    s.entry = {"defaults", kTuneDefaultsPath, "connect defaults", f->defaults, ""};
+    s.entry = {"defaults", kTuneDefaultsPath, "connect defaults", f.defaults, ""};
     s.value = render_tune_defaults(defaults, o.profile);
     steps.push_back(std::move(s));
   }
@@ -437,12 +431,10 @@ Status do_apply(Context& ctx, FabricProbe& probe, const ApplyOptions& o) {
                                                            [](const TuneKnob& k) { return k.changes(); }));
   if (ctx.dry_run) {
     rep.summary = fmt::format("dry run: {} to set, nothing written", changes);
-    ctx.out.print(rep);
     return Ok{};
   }
   if (steps.empty()) {
     rep.summary = "nothing to change: every knob is as the profile has it";
-    ctx.out.print(rep);
     return Ok{};
   }
 
@@ -519,7 +511,450 @@ Status do_apply(Context& ctx, FabricProbe& probe, const ApplyOptions& o) {
     if (k.status == "pending") k.status = "set";  // the defaults keys written as one file
   rep.summary = fmt::format("{} set, {} refused; 'rnvme tune revert' puts back the values from {}",
                             changes - refused.size(), refused.size(), kTuneStatePath);
+  return Ok{};
+}
+
+
+// ------------------------------------------------------------------ apply --reconnect
+
+// How long a re-created (or restored) controller has to be live with its namespaces' paths back,
+// and how often that is looked at.
+constexpr double kReconnectWaitSeconds = 60;
+constexpr double kReconnectPollSeconds = 0.25;
+
+// nvme0c3n1 -> nvme0n1; "" for a name that is not a path of a multipath head.
+std::string head_of(const std::string& path) {
+  static const std::regex re("nvme([0-9]+)c[0-9]+n([0-9]+)");
+  std::smatch m;
+  return std::regex_match(path, m, re) ? fmt::format("nvme{}n{}", m[1].str(), m[2].str()) : std::string();
+}
+
+// A path that serves I/O: when the controller reports ANA, optimized or non-optimized
+// (inaccessible, persistent-loss and change do not).
+bool path_serves(const FileSystem& fs, const std::string& ctrl, const std::string& path) {
+  const std::string f = fmt::format("{}/{}/{}/ana_state", kNvmeClass, ctrl, path);
+  if (!fs.exists(f)) return true;
+  const std::string a = read_trim(fs, f);
+  return a == "optimized" || a == "non-optimized";
+}
+
+// What --reconnect needs of each of `names`, from sysfs: state, queue layout, the namespaces it
+// serves with their other paths, and the parameters it was connected with (those sysfs shows:
+// transport, address, subsysnqn, hostnqn, hostid, ctrl_loss_tmo, reconnect_delay,
+// fast_io_fail_tmo, kato, tos where a kernel has it, the DH-HMAC-CHAP keys).
+std::vector<TuneReconnectFacts> gather_reconnect(Context& ctx, const std::vector<std::string>& names) {
+  const Topology topo = scan_topology(ctx.fs);
+  std::vector<TuneReconnectFacts> out;
+  for (const auto& n : names) {
+    const NvmeController c = read_controller(ctx.fs, n);
+    const std::string dir = fmt::format("{}/{}", kNvmeClass, n);
+    TuneReconnectFacts f;
+    f.name = n;
+    f.state = c.state;
+    f.discovery = c.subsysnqn == kDiscoveryNqn;
+    f.queue_count = c.queue_count;
+    f.sqsize = c.sqsize;
+    for (const auto& p : c.paths) {
+      TunePathFacts pf;
+      pf.path = p.name;
+      pf.head = head_of(p.name);
+      if (!pf.head.empty())
+        for (const auto& s : topo.subsystems)
+          for (const auto& d : s.controllers) {
+            if (d.name == n || d.state != "live") continue;
+            for (const auto& dp : d.paths)
+              if (head_of(dp.name) == pf.head && path_serves(ctx.fs, d.name, dp.name) &&
+                  std::find(pf.others.begin(), pf.others.end(), d.name) == pf.others.end())
+                pf.others.push_back(d.name);
+          }
+      f.paths.push_back(std::move(pf));
+    }
+    ConnectOptions& o = f.original;
+    o.transport = c.transport;
+    auto a = parse_address(c.address);
+    o.traddr = a["traddr"];
+    o.trsvcid = a["trsvcid"];
+    // what it was created with; TCP's src_addr= is the source routing chose, not an option
+    if (a.count("host_traddr")) o.host_traddr = a["host_traddr"];
+    o.nqn = c.subsysnqn;
+    o.hostnqn = c.hostnqn;
+    o.hostid = c.hostid;
+    const std::string loss = read_trim(ctx.fs, dir + "/ctrl_loss_tmo");
+    o.ctrl_loss_tmo = loss == "off" ? std::optional<int>(-1) : parse_int(loss);  // off: forever
+    o.reconnect_delay = c.reconnect_delay;
+    o.fast_io_fail_tmo = c.fast_io_fail_tmo;  // "off" is the kernel's default: left unset
+    o.keep_alive_tmo = parse_int(read_trim(ctx.fs, dir + "/kato"));
+    o.tos = parse_int(read_trim(ctx.fs, dir + "/tos"));  // no kernel up to 6.12 shows it
+    for (auto [attr, slot] : {std::pair{"dhchap_secret", &o.dhchap_secret},
+                              std::pair{"dhchap_ctrl_secret", &o.dhchap_ctrl_secret}}) {
+      const std::string v = read_trim(ctx.fs, dir + "/" + attr);
+      if (!v.empty() && v != "none") *slot = v;
+    }
+    if (o.transport.empty())
+      f.unreadable = "no transport";
+    else if (o.traddr.empty())
+      f.unreadable = "no traddr in its address";
+    else if (o.nqn.empty())
+      f.unreadable = "no subsysnqn";
+    // Another controller of the same association (made with duplicate_connect): the new one
+    // needs duplicate_connect too, or the connect would find that one and make nothing.
+    Topology rest = topo;
+    for (auto& s : rest.subsystems)
+      std::erase_if(s.controllers, [&](const NvmeController& x) { return x.name == n; });
+    if (find_association(rest, o)) o.duplicate_connect = true;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// Waits until `ctrl` is live with a path to each of `heads`; why not, once the bound is over.
+std::optional<std::string> wait_ready(Context& ctx, const TuneClock& clock, const std::string& ctrl,
+                                      const std::vector<std::string>& heads) {
+  const double until = clock.now() + kReconnectWaitSeconds;
+  while (true) {
+    const std::string state = read_trim(ctx.fs, fmt::format("{}/{}/state", kNvmeClass, ctrl));
+    const auto entries = list_or_empty(ctx.fs, fmt::format("{}/{}", kNvmeClass, ctrl));
+    std::vector<std::string> missing;
+    for (const auto& h : heads)
+      if (std::none_of(entries.begin(), entries.end(), [&](const std::string& e) { return head_of(e) == h; }))
+        missing.push_back(h);
+    if (state == "live" && missing.empty()) return std::nullopt;
+    if (clock.now() >= until) {
+      if (state != "live")
+        return fmt::format("{} is {} after {:.0f} s, not live", ctrl, state.empty() ? "gone" : state,
+                           kReconnectWaitSeconds);
+      return fmt::format("{} is live but {} has no path through it after {:.0f} s", ctrl, fmt::join(missing, " "),
+                         kReconnectWaitSeconds);
+    }
+    clock.sleep(kReconnectPollSeconds);
+  }
+}
+
+// `rnvme connect ...` with `o` (secrets left out): what to run by hand.
+std::string connect_command(const ConnectOptions& o) {
+  ConnectOptions copy = o;
+  std::string cmd = "rnvme connect";
+  bool secret = false;
+  for (const auto& spec : option_table()) {
+    if (spec.str) {
+      const std::string& v = *spec.str(copy);
+      if (v.empty()) continue;
+      if (spec.long_name.rfind("dhchap", 0) == 0) {
+        secret = true;
+        continue;
+      }
+      cmd += fmt::format(" --{} {}", spec.long_name, v);
+    } else if (spec.num) {
+      if (const auto& v = *spec.num(copy)) cmd += fmt::format(" --{} {}", spec.long_name, *v);
+    } else if (spec.flag && *spec.flag(copy)) {
+      cmd += fmt::format(" --{}", spec.long_name);
+    }
+  }
+  if (secret) cmd += " (with its DH-HMAC-CHAP keys)";
+  return cmd;
+}
+
+std::string layout_of(const FileSystem& fs, const std::string& ctrl, std::optional<int>& io,
+                      std::optional<int>& size) {
+  const auto qc = parse_int(read_trim(fs, fmt::format("{}/{}/queue_count", kNvmeClass, ctrl)));
+  const auto sq = parse_int(read_trim(fs, fmt::format("{}/{}/sqsize", kNvmeClass, ctrl)));
+  io = qc ? std::optional<int>(*qc - 1) : std::nullopt;
+  size = sq ? std::optional<int>(*sq + 1) : std::nullopt;
+  return fmt::format("{} I/O queues, queue_size {}", io ? std::to_string(*io) : "?",
+                     size ? std::to_string(*size) : "?");
+}
+
+// Re-creates the controllers `plan` marks "would reconnect", one at a time: each is read again
+// at its turn (and refused if it is no longer safe), deleted, connected again with its old
+// parameters and the profile's queues, and waited for (live, its namespaces' paths back) before
+// the next. The first failure is put back, the controller connected again with its old
+// parameters and queue layout, and the rest are not done. `renamed`: old -> new name of every
+// controller that is now another one.
+Status run_reconnects(Context& ctx, const TuneClock& clock, const std::map<std::string, int>& want,
+                      std::vector<TuneReconnect>& plan, std::map<std::string, std::string>& renamed) {
+  std::optional<Error> failure;
+  std::string stopped_at;
+  for (auto& r : plan) {
+    if (r.status != "would reconnect") continue;
+    if (failure) {
+      r.status = "not done";
+      r.why = fmt::format("not reached: the reconnects stopped at {}", stopped_at);
+      continue;
+    }
+    const std::string dir = fmt::format("{}/{}", kNvmeClass, r.ctrl);
+    if (!ctx.fs.exists(dir)) {
+      r.status = "not done";
+      r.why = fmt::format("{} is gone (disconnected meanwhile)", r.ctrl);
+      r.order = 0;
+      continue;
+    }
+    // Its turn: read again, since the controllers before it were re-created meanwhile.
+    TuneReconnect now = plan_reconnect(gather_reconnect(ctx, {r.ctrl}), want).at(0);
+    if (now.status == "ok") {
+      r.status = "ok";
+      r.why = now.why;
+      r.order = 0;
+      continue;
+    }
+    if (now.status != "would reconnect") {
+      r.status = "refused";
+      r.why = "at its turn: " + now.why;
+      failure = make_error(ErrorCode::kFailure, fmt::format("--reconnect: {} was refused at its turn", r.ctrl),
+                           now.why,
+                           "see 'rnvme list'; run 'rnvme tune apply --reconnect' again once every path "
+                           "is live");
+      stopped_at = r.ctrl;
+      continue;
+    }
+    r.opts = now.opts;
+    r.restore = now.restore;
+    r.options = now.options;
+    r.restore_options = now.restore_options;
+    r.io_queues = now.io_queues;
+    r.queue_size = now.queue_size;
+
+    if (auto st = delete_controller(ctx, r.ctrl); !st && ctx.fs.exists(dir)) {
+      r.status = "failed";
+      r.why = fmt::format("not deleted, it keeps its queues: {}", st.error().message);
+      failure = st.take_error();
+      failure->message = fmt::format("--reconnect: {}", failure->message);
+      stopped_at = r.ctrl;
+      continue;
+    }
+    std::string cause, created;
+    Error err = make_error(ErrorCode::kFailure, "");
+    auto c = connect_controller(ctx, r.opts);
+    if (!c) {
+      err = c.error();
+      cause = fmt::format("the connect with the profile's queues failed: {}", err.message);
+    } else if (c->already_connected) {
+      cause = fmt::format("{} serves the association already (another connect made it meanwhile): "
+                          "nothing was created",
+                          c->device);
+    } else {
+      created = c->device;
+      if (auto why = wait_ready(ctx, clock, created, r.namespaces)) cause = *why;
+    }
+    if (cause.empty()) {
+      r.status = "reconnected";
+      r.new_ctrl = created;
+      const std::string after = layout_of(ctx.fs, created, r.new_io_queues, r.new_queue_size);
+      r.why = fmt::format("{} I/O queues, queue_size {} -> {}", r.io_queues ? std::to_string(*r.io_queues) : "?",
+                          r.queue_size ? std::to_string(*r.queue_size) : "?", after);
+      if (r.new_io_queues != r.want_io_queues + r.want_poll_queues || r.new_queue_size != r.want_queue_size)
+        r.why += fmt::format("; fewer than asked ({} I/O queues, queue_size {}): the kernel caps them at "
+                             "the CPUs and the target's limits, and a second --reconnect would only do "
+                             "the same again",
+                             r.want_io_queues + r.want_poll_queues, r.want_queue_size);
+      if (created != r.ctrl) renamed[r.ctrl] = created;
+      continue;
+    }
+
+    // Put it back: the new controller away, then the old parameters and layout again.
+    if (!created.empty()) (void)delete_controller(ctx, created);
+    std::string restored, restore_problem;
+    bool existed = false;
+    auto rc = connect_controller(ctx, r.restore);
+    if (!rc) {
+      restore_problem = rc.error().message;
+    } else {
+      restored = rc->device;
+      existed = rc->already_connected;
+      if (!existed)
+        if (auto why = wait_ready(ctx, clock, restored, r.namespaces)) restore_problem = *why;
+    }
+    r.status = "failed";
+    r.new_ctrl = restored;
+    std::string put_back;
+    if (restored.empty()) {
+      put_back = fmt::format("connecting it again with its old parameters failed too ({}); connect it "
+                             "yourself: {}",
+                             restore_problem, connect_command(r.restore));
+    } else {
+      if (restored != r.ctrl) renamed[r.ctrl] = restored;
+      (void)layout_of(ctx.fs, restored, r.new_io_queues, r.new_queue_size);
+      put_back = existed ? fmt::format("{} serves its association, made by another connect", restored)
+                 : restore_problem.empty()
+                     ? fmt::format("connected again with its old parameters as {}", restored)
+                     : fmt::format("connected again with its old parameters as {}, but {}", restored,
+                                   restore_problem);
+    }
+    r.why = fmt::format("{}; {}", cause, put_back);
+    Error e = err;
+    e.message = fmt::format("--reconnect: {}: {}", r.ctrl, cause);
+    std::vector<std::string> done;
+    for (const auto& d : plan)
+      if (d.status == "reconnected") done.push_back(fmt::format("{} (now {})", d.ctrl, d.new_ctrl));
+    e.cause = put_back + "; " +
+              (done.empty()
+                   ? std::string("no controller was re-created before it")
+                   : fmt::format("re-created before it, with the new queues: {}", fmt::join(done, ", "))) +
+              "; the knobs apply set stay set ('rnvme tune revert' puts them back)";
+    e.fix = restored.empty() ? fmt::format("connect it yourself: {}", connect_command(r.restore))
+                             : std::string("see why ('rnvme list', the kernel log); the profile's queue "
+                                           "choices stay in /etc/rnvme/tune.conf for the next connect");
+    if (e.code != ErrorCode::kConnect && e.code != ErrorCode::kEnvironment) e.code = ErrorCode::kFailure;
+    failure = std::move(e);
+    stopped_at = r.ctrl;
+  }
+  if (failure) return *failure;
+  return Ok{};
+}
+
+// "2 re-created, 1 already as the profile wants, 1 refused"
+std::string reconnect_summary(const std::vector<TuneReconnect>& plan) {
+  std::map<std::string, std::vector<std::string>> by;
+  for (const auto& r : plan) by[r.status].push_back(r.ctrl);
+  std::vector<std::string> parts;
+  auto part = [&](const char* status, const char* words) {
+    auto it = by.find(status);
+    if (it != by.end())
+      parts.push_back(fmt::format("{} {} ({})", it->second.size(), words, fmt::join(it->second, " ")));
+  };
+  part("would reconnect", "would be re-created");
+  part("reconnected", "re-created");
+  part("failed", "failed");
+  part("ok", "already as the profile wants");
+  part("refused", "refused");
+  part("not done", "not done");
+  part("left alone", "left alone");
+  return parts.empty() ? std::string("reconnect: no controllers")
+                       : fmt::format("reconnect: {}", fmt::join(parts, ", "));
+}
+
+// Updates the controllers of the state file (renamed by the reconnects), so that --from-state
+// (udev, boot) finds them.
+Status rename_state_ctrls(Context& ctx, const std::map<std::string, std::string>& renamed) {
+  auto st = load_state(ctx);
+  if (!st) return st.error();
+  if (!*st || (*st)->ctrls.empty()) return Ok{};
+  TuneState s = **st;
+  bool changed = false;
+  for (auto& c : s.ctrls)
+    if (auto it = renamed.find(c); it != renamed.end()) {
+      c = it->second;
+      changed = true;
+    }
+  if (!changed) return Ok{};
+  return ctx.fs.replace_files({{kTuneStatePath, state_text(s)}});
+}
+
+Status do_apply(Context& ctx, FabricProbe& probe, const ApplyOptions& o, const TuneClock& clock) {
+  auto names = select_ctrls(ctx, o.ctrls);
+  if (!names) return names.error();
+  auto f = gather(ctx, probe, *names);
+  if (!f) return f.error();
+  TuneReport rep;
+  rep.action = "apply";
+  rep.profile = std::string(tune_profile_name(o.profile));
+  rep.dry_run = ctx.dry_run;
+  rep.notes = fact_notes(*f);
+  rep.knobs = full_plan(*f, o.profile);
+  if (!o.only_device.empty()) {
+    std::erase_if(rep.knobs, [&](const TuneKnob& k) { return !knob_of_device(k, o.only_device); });
+    rep.notes.clear();
+  }
+  if (names->empty()) rep.notes.push_back("no NVMe-oF RDMA controllers: nothing to tune");
+
+  // --reconnect: every controller is checked before anything changes.
+  const auto want = tune_connect_values(f->cpus, o.profile);
+  if (o.reconnect) {
+    rep.reconnect = true;
+    rep.reconnects = plan_reconnect(gather_reconnect(ctx, *names), want);
+    std::vector<std::string> refused;
+    for (const auto& r : rep.reconnects)
+      if (r.status == "refused") refused.push_back(r.ctrl);
+    if (!refused.empty() && !o.best_effort && !ctx.dry_run) {
+      for (auto& r : rep.reconnects)
+        if (r.status == "would reconnect") {
+          r.status = "not done";
+          r.why = "a controller is refused, so none is re-created (--best-effort re-creates the others)";
+        }
+      for (auto& k : rep.knobs) k.status = !k.target ? "left alone" : k.changes() ? "not set" : "ok";
+      rep.summary = "nothing changed: " + reconnect_summary(rep.reconnects);
+      ctx.out.print(rep);
+      const auto& first = *std::find_if(rep.reconnects.begin(), rep.reconnects.end(),
+                                        [](const TuneReconnect& r) { return r.status == "refused"; });
+      return make_error(ErrorCode::kFailure,
+                        fmt::format("--reconnect refused for {}: nothing changed", fmt::join(refused, ", ")),
+                        first.why,
+                        "--best-effort applies the profile and re-creates the other controllers; or "
+                        "name the controllers to re-create");
+    }
+  }
+
+  // The knobs (the device's moderation and ToS apply to the queues the reconnects create).
+  if (auto st = apply_knobs(ctx, o, *f, rep); !st) return st;
+  if (!o.reconnect) {
+    ctx.out.print(rep);
+    return Ok{};
+  }
+  if (ctx.dry_run) {
+    const bool some = std::any_of(rep.reconnects.begin(), rep.reconnects.end(),
+                                  [](const TuneReconnect& r) { return r.status == "would reconnect"; });
+    const bool refused = std::any_of(rep.reconnects.begin(), rep.reconnects.end(),
+                                     [](const TuneReconnect& r) { return r.status == "refused"; });
+    rep.summary += "; " + reconnect_summary(rep.reconnects);
+    if (some) rep.summary += "; the re-created controllers' namespaces get the namespace knobs after";
+    if (refused && !o.best_effort) rep.summary += "; with a refusal, a run without --best-effort changes nothing";
+    ctx.out.print(rep);
+    return Ok{};
+  }
+
+  std::map<std::string, std::string> renamed;
+  Status rs = run_reconnects(ctx, clock, want, rep.reconnects, renamed);
+
+  // The new controllers' namespaces (paths made by the reconnects) get the namespace knobs.
+  Status ks = Ok{};
+  if (!renamed.empty()) {
+    ApplyOptions again = o;
+    again.reconnect = false;
+    again.ctrls.clear();
+    for (const auto& c : o.ctrls) {
+      auto it = renamed.find(c);
+      const std::string now = it == renamed.end() ? c : it->second;
+      if (ctx.fs.exists(fmt::format("{}/{}", kNvmeClass, now))) again.ctrls.push_back(now);
+    }
+    // named controllers that are all gone (a failed restore): none; otherwise those, or every one
+    auto names2 = !o.ctrls.empty() && again.ctrls.empty()
+                      ? Result<std::vector<std::string>>(std::vector<std::string>{})
+                      : select_ctrls(ctx, again.ctrls);
+    if (!names2) {
+      ks = names2.error();
+    } else if (!names2->empty()) {
+      auto f2 = gather(ctx, probe, *names2);
+      if (!f2) {
+        ks = f2.error();
+      } else {
+        TuneReport rep2;
+        rep2.profile = rep.profile;
+        rep2.knobs = full_plan(*f2, o.profile);
+        ks = apply_knobs(ctx, again, *f2, rep2);
+        std::set<std::string> scopes;
+        for (const auto& k : rep.knobs) scopes.insert(k.scope);
+        for (auto& k : rep2.knobs)
+          if (!scopes.count(k.scope)) rep.knobs.push_back(std::move(k));
+      }
+    }
+    if (ks) ks = rename_state_ctrls(ctx, renamed);
+  }
+  rep.summary += "; " + reconnect_summary(rep.reconnects);
   ctx.out.print(rep);
+  if (!rs) return rs;
+  if (!ks) {
+    Error e = ks.take_error();
+    e.message = "after the reconnects, the new paths' knobs: " + e.message;
+    return e;
+  }
+  std::vector<std::string> refused;
+  for (const auto& r : rep.reconnects)
+    if (r.status == "refused") refused.push_back(r.ctrl);
+  if (!refused.empty())
+    return make_error(ErrorCode::kFailure,
+                      fmt::format("--reconnect refused for {}; the others were re-created", fmt::join(refused, ", ")),
+                      std::find_if(rep.reconnects.begin(), rep.reconnects.end(),
+                                   [](const TuneReconnect& r) { return r.status == "refused"; })->why,
+                      "disconnect and connect the refused controllers yourself in a maintenance window");
   return Ok{};
 }
 
@@ -630,7 +1065,18 @@ Status do_export(Context& ctx, FabricProbe& probe, const TuneArgs& args) {
 
 }  // namespace
 
+TuneClock real_tune_clock() {
+  return {[] {
+            return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+          },
+          [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }};
+}
+
 Status run_tune(Context& ctx, FabricProbe& probe, const TuneArgs& args) {
+  return run_tune(ctx, probe, args, real_tune_clock());
+}
+
+Status run_tune(Context& ctx, FabricProbe& probe, const TuneArgs& args, const TuneClock& clock) {
   if (!args.profile.empty() && !parse_tune_profile(args.profile))
     return make_error(ErrorCode::kUsage, fmt::format("unknown profile '{}'", args.profile), {},
                       "profiles: latency, throughput, balanced");
@@ -641,14 +1087,15 @@ Status run_tune(Context& ctx, FabricProbe& probe, const TuneArgs& args) {
     return do_export(ctx, probe, args);
   }
   if (args.action != "apply") return make_error(ErrorCode::kUsage, "tune: show, apply, revert or export-tuned");
-  if (args.reconnect)
-    return make_error(ErrorCode::kUsage, "--reconnect: not yet: existing associations keep their queues",
-                      "the queue choices (nr_io_queues, nr_poll_queues, queue_size) apply at connect",
-                      "apply without --reconnect, then disconnect and connect again (rnvme "
-                      "connect-all picks up the defaults from " + std::string(kTuneDefaultsPath) + ")");
   ApplyOptions o;
   o.best_effort = args.best_effort;
+  o.reconnect = args.reconnect;
   if (args.from_state) {
+    if (args.reconnect)
+      return make_error(ErrorCode::kUsage, "--from-state does not reconnect",
+                        "--from-state reapplies the knobs (udev, boot); re-creating controllers is "
+                        "for an apply run by hand",
+                        "rnvme tune apply --profile P --reconnect [nvmeN...]");
     if (!args.profile.empty() || args.ctrls.size() > 1)
       return make_error(ErrorCode::kUsage, "--from-state takes the profile and controllers from the state file",
                         {}, "rnvme tune apply --from-state [BLOCK-DEVICE]");
@@ -673,13 +1120,13 @@ Status run_tune(Context& ctx, FabricProbe& probe, const TuneArgs& args) {
         return Ok{};
       }
     }
-    return do_apply(ctx, probe, o);
+    return do_apply(ctx, probe, o, clock);
   }
   if (args.profile.empty())
     return make_error(ErrorCode::kUsage, "apply needs --profile", {}, "profiles: latency, throughput, balanced");
   o.profile = *parse_tune_profile(args.profile);
   o.ctrls = args.ctrls;
-  return do_apply(ctx, probe, o);
+  return do_apply(ctx, probe, o, clock);
 }
 
 Action setup_tune(CLI::App& sub) {
@@ -700,9 +1147,13 @@ Action setup_tune(CLI::App& sub) {
   apply->add_option("ctrl", args->ctrls, "controllers (nvme0); default: every RDMA controller");
   apply->add_option("--profile", args->profile, "latency | throughput | balanced");
   apply->add_flag("--best-effort", args->best_effort,
-                  "a knob the kernel or device refuses is reported and the rest applied "
-                  "(default: roll back and fail)");
-  apply->add_flag("--reconnect", args->reconnect, "reconnect to apply the queue choices (not yet)");
+                  "a knob the kernel or device refuses is reported and the rest applied, and with "
+                  "--reconnect a refused controller does not keep the others from being re-created "
+                  "(default: roll back and fail; change nothing)");
+  apply->add_flag("--reconnect", args->reconnect,
+                  "re-create the controllers whose queues differ from the profile's, one at a time, "
+                  "each only while every namespace it serves has another live path (native "
+                  "multipath); a failed one is connected again as it was");
   apply->add_flag("--from-state", args->from_state,
                   "reapply the saved profile to the saved controllers (boot); with one argument, a "
                   "block device (nvme0n1, /dev/nvme0c0n1: udev), that device's queue knobs only");
@@ -722,6 +1173,15 @@ Action setup_tune(CLI::App& sub) {
 
   return [args](Context& ctx) {
     LibnlFabricProbe probe;
+    // --reconnect deletes and connects controllers: not while a connect-all (udev's, the boot
+    // unit's) could connect an association in between with other options.
+    std::optional<FileLock> lock;
+    if (args->action == "apply" && args->reconnect && !args->from_state && !ctx.dry_run) {
+      const ConnectAllArgs defaults;
+      auto l = FileLock::acquire(defaults.lock_file, std::chrono::seconds(defaults.lock_wait_s));
+      if (!l) return Status(l.error());
+      lock.emplace(std::move(*l));
+    }
     return run_tune(ctx, probe, *args);
   };
 }

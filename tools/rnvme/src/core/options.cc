@@ -342,8 +342,13 @@ Result<std::string> build_option_string(const ConnectOptions& o) {
   };
   num("queue_size", o.queue_size);
   num("nr_io_queues", o.nr_io_queues);
-  num("nr_write_queues", o.nr_write_queues);
-  num("nr_poll_queues", o.nr_poll_queues);
+  // 0 write or poll queues is the kernel's default, and it refuses the token with 0 ("Invalid
+  // nr_poll_queues 0"): say nothing then
+  auto num_some = [&s](std::string_view token, const std::optional<int>& v) {
+    if (v && *v > 0) s += fmt::format(",{}={}", token, *v);
+  };
+  num_some("nr_write_queues", o.nr_write_queues);
+  num_some("nr_poll_queues", o.nr_poll_queues);
   num("reconnect_delay", o.reconnect_delay);
   num("ctrl_loss_tmo", o.ctrl_loss_tmo);
   num("fast_io_fail_tmo", o.fast_io_fail_tmo);

@@ -45,6 +45,19 @@ TEST(Options, FullStringFollowsGrammarOrder) {
             "fast_io_fail_tmo=30,keep_alive_tmo=10,tos=106,duplicate_connect,disable_sqflow");
 }
 
+// The kernel refuses nr_poll_queues=0 and nr_write_queues=0 ("Invalid nr_poll_queues 0"; 0 is
+// its default): a profile or tune.conf with no poll queues must not write them
+TEST(Options, ZeroPollAndWriteQueuesAreLeftOut) {
+  ConnectOptions o = minimal();
+  o.nr_io_queues = 2;
+  o.nr_poll_queues = 0;
+  o.nr_write_queues = 0;
+  auto s = build_option_string(o);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(*s, "transport=rdma,traddr=192.168.50.10,trsvcid=4420,nqn=nqn.2024-01.io.rnvme:target1,"
+                "nr_io_queues=2");
+}
+
 TEST(Options, Ipv6TargetAccepted) {
   ConnectOptions o = minimal();
   o.traddr = "fd00::10";

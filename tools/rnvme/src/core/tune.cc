@@ -1,6 +1,7 @@
 #include "core/tune.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
@@ -273,7 +274,8 @@ std::vector<TuneKnob> plan_tune(const TuneFacts& f, TuneProfile p) {
   // Connect-time defaults: read by connect / connect-all for options not given.
   if (!f.ctrls.empty()) {
     const auto cur = f.defaults ? parse_tune_defaults(*f.defaults) : std::map<std::string, int>{};
-    const int polls = std::min(f.cpus, v.poll_queue_cap);
+    const auto want = tune_connect_values(f.cpus, p);
+    const int polls = want.at("nr_poll_queues");
     const std::string later =
         " Takes effect at the next connect; existing associations keep their queues.";
     const std::string src = "nvme-connect(1); drivers/nvme/host/fabrics.c (defaults: one I/O queue "
@@ -284,14 +286,14 @@ std::vector<TuneKnob> plan_tune(const TuneFacts& f, TuneProfile p) {
       std::string why;
     };
     const Row rows[] = {
-        {"nr_io_queues", f.cpus,
-         fmt::format("{}: one I/O queue per online CPU, no CPU shares a queue.", f.cpus)},
+        {"nr_io_queues", want.at("nr_io_queues"),
+         fmt::format("{}: one I/O queue per online CPU, no CPU shares a queue.", want.at("nr_io_queues"))},
         {"nr_poll_queues", polls,
          polls ? fmt::format("{}: polled queues for io_uring IOPOLL/RWF_HIPRI (min(CPUs, {})); unused "
                              "queues cost memory, not CPU.",
                              polls, v.poll_queue_cap)
                : std::string("0: no polled queues; completions come by interrupt.")},
-        {"queue_size", v.queue_size,
+        {"queue_size", want.at("queue_size"),
          fmt::format("{}: the kernel's default and the largest every nvme-rdma host takes (256 "
                      "needs Linux 6.10+ and the target's MQES).",
                      v.queue_size)},
@@ -309,6 +311,132 @@ std::vector<TuneKnob> plan_tune(const TuneFacts& f, TuneProfile p) {
       k.source = src;
       out.push_back(std::move(k));
     }
+  }
+  return out;
+}
+
+std::map<std::string, int> tune_connect_values(int cpus, TuneProfile p) {
+  const ProfileValues v = values_of(p);
+  cpus = std::max(1, cpus);
+  return {{"nr_io_queues", cpus},
+          {"nr_poll_queues", std::min(cpus, v.poll_queue_cap)},
+          {"queue_size", v.queue_size}};
+}
+
+namespace {
+
+int want_of(const std::map<std::string, int>& want, const char* key) {
+  auto it = want.find(key);
+  return it == want.end() ? 0 : it->second;
+}
+
+std::string layout_text(std::optional<int> io, std::optional<int> size) {
+  return fmt::format("{} I/O queues, queue_size {}", io ? std::to_string(*io) : std::string("?"),
+                     size ? std::to_string(*size) : std::string("?"));
+}
+
+std::string want_text(const std::map<std::string, int>& want) {
+  const int io = want_of(want, "nr_io_queues"), poll = want_of(want, "nr_poll_queues");
+  return fmt::format("{} I/O queues ({} poll), queue_size {}", io + poll, poll, want_of(want, "queue_size"));
+}
+
+}  // namespace
+
+bool reconnect_queues_match(const TuneReconnectFacts& c, const std::map<std::string, int>& want) {
+  if (!c.queue_count || !c.sqsize) return false;
+  return *c.queue_count == 1 + want_of(want, "nr_io_queues") + want_of(want, "nr_poll_queues") &&
+         *c.sqsize == want_of(want, "queue_size") - 1;
+}
+
+std::optional<std::string> reconnect_refusal(const TuneReconnectFacts& c) {
+  const std::string yourself = "disconnect and connect it yourself in a maintenance window";
+  if (c.state != "live")
+    return fmt::format("{} is {}, not live: its namespaces may already depend on the other paths; "
+                       "run again once it is live, or {}",
+                       c.name, c.state.empty() ? std::string("in an unknown state") : c.state, yourself);
+  if (!c.unreadable.empty())
+    return fmt::format("{}'s connect parameters cannot be read from sysfs ({}): {}", c.name, c.unreadable,
+                       yourself);
+  for (const auto& p : c.paths) {
+    if (p.head.empty())
+      return fmt::format("{} serves {} without native multipath (nvme_core multipath=N, or a "
+                         "namespace that is not shared): reconnecting it would stop I/O and remove "
+                         "the block device; {}",
+                         c.name, p.path, yourself);
+    if (p.others.empty())
+      return fmt::format("{} is the only live path of {}: reconnecting it would stop I/O; {}", c.name,
+                         p.head, yourself);
+  }
+  return std::nullopt;
+}
+
+std::vector<TuneReconnect> plan_reconnect(const std::vector<TuneReconnectFacts>& ctrls,
+                                          const std::map<std::string, int>& want) {
+  std::vector<TuneReconnect> out;
+  int order = 0;
+  for (const auto& c : ctrls) {
+    TuneReconnect r;
+    r.ctrl = c.name;
+    for (const auto& p : c.paths) {
+      const std::string& ns = p.head.empty() ? p.path : p.head;
+      if (std::find(r.namespaces.begin(), r.namespaces.end(), ns) == r.namespaces.end())
+        r.namespaces.push_back(ns);
+    }
+    if (c.queue_count && *c.queue_count >= 1) r.io_queues = *c.queue_count - 1;
+    if (c.sqsize && *c.sqsize >= 0) r.queue_size = *c.sqsize + 1;
+    r.want_io_queues = want_of(want, "nr_io_queues");
+    r.want_poll_queues = want_of(want, "nr_poll_queues");
+    r.want_queue_size = want_of(want, "queue_size");
+    if (c.discovery) {
+      r.status = "left alone";
+      r.why = "a discovery controller has no I/O queues";
+      out.push_back(std::move(r));
+      continue;
+    }
+    if (reconnect_queues_match(c, want)) {
+      r.status = "ok";
+      r.why = fmt::format("already as the profile wants: {}", want_text(want));
+      out.push_back(std::move(r));
+      continue;
+    }
+    if (auto why = reconnect_refusal(c)) {
+      r.status = "refused";
+      r.why = *why;
+      out.push_back(std::move(r));
+      continue;
+    }
+    r.opts = c.original;
+    r.opts.queue_size = r.want_queue_size;
+    r.opts.nr_io_queues = r.want_io_queues;
+    r.opts.nr_poll_queues = r.want_poll_queues;
+    r.opts.nr_write_queues.reset();
+    // The old layout as far as sysfs shows it: how many of its queues were poll or write queues
+    // it does not say, so they come back as default queues (the kernel caps them at the CPUs).
+    r.restore = c.original;
+    if (r.queue_size) r.restore.queue_size = *r.queue_size;
+    if (r.io_queues && *r.io_queues >= 1) {
+      r.restore.nr_io_queues = *r.io_queues;
+      r.restore.nr_poll_queues = 0;
+    }
+    auto s = build_option_string(r.opts);
+    auto rs = build_option_string(r.restore);
+    if (!s || !rs) {
+      r.status = "refused";
+      r.why = fmt::format("{}'s connect parameters as sysfs shows them do not make a connect: {}", c.name,
+                          (!s ? s.error() : rs.error()).message);
+      out.push_back(std::move(r));
+      continue;
+    }
+    r.options = redact_secrets(*s);
+    r.restore_options = redact_secrets(*rs);
+    r.order = ++order;
+    r.status = "would reconnect";
+    r.why = fmt::format("{} -> {}{}", layout_text(r.io_queues, r.queue_size), want_text(want),
+                        r.namespaces.empty()
+                            ? std::string("; it serves no namespace")
+                            : fmt::format("; I/O to {} goes on through the other paths meanwhile",
+                                          fmt::join(r.namespaces, " ")));
+    out.push_back(std::move(r));
   }
   return out;
 }

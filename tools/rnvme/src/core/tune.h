@@ -146,6 +146,72 @@ struct TuneState {
 nlohmann::json to_json(const TuneState& s);
 Result<TuneState> parse_tune_state(std::string_view text);
 
+// ------------------------------------------------------------------ apply --reconnect
+
+// The connect-time values of `p` on a host with `cpus` online CPUs, by the defaults file's keys:
+// nr_io_queues, nr_poll_queues, queue_size.
+std::map<std::string, int> tune_connect_values(int cpus, TuneProfile p);
+
+// One namespace a controller serves.
+struct TunePathFacts {
+  std::string path;  // nvme0c3n1 under native multipath; nvme3n1 without it
+  std::string head;  // nvme0n1 (the block device I/O goes to); empty without native multipath
+  // The other controllers with a path to `head` that serves I/O now: controller live, and the
+  // path's ANA state optimized or non-optimized (or no ANA).
+  std::vector<std::string> others;
+};
+
+// What `apply --reconnect` needs to know of one controller, read from sysfs.
+struct TuneReconnectFacts {
+  std::string name;   // nvme3
+  std::string state;  // live, connecting, resetting, ...
+  bool discovery = false;
+  std::optional<int> queue_count;  // sysfs queue_count: the admin queue + every I/O queue
+  std::optional<int> sqsize;       // sysfs sqsize: queue_size - 1
+  std::vector<TunePathFacts> paths;
+  // What it was connected with, as far as sysfs shows it (the queue options unset); it is
+  // connected again with these and the profile's queue options.
+  ConnectOptions original;
+  std::string unreadable;  // why its connect parameters cannot be read; "" when they can
+};
+
+// Whether `c`'s queue layout is the one `want` (tune_connect_values) gives: queue_count = 1 +
+// nr_io_queues + nr_poll_queues, sqsize = queue_size - 1. An attribute that cannot be read
+// differs.
+bool reconnect_queues_match(const TuneReconnectFacts& c, const std::map<std::string, int>& want);
+// Why re-creating `c` would stop I/O (or cannot be done), or nullopt when every namespace it
+// serves has another path that serves I/O: "nvme3 is the only live path of nvme1n1: ...".
+std::optional<std::string> reconnect_refusal(const TuneReconnectFacts& c);
+
+// One controller of `apply --reconnect`: the plan, then what happened.
+struct TuneReconnect {
+  std::string ctrl;                     // as found: nvme3
+  std::vector<std::string> namespaces;  // the block devices it serves a path of
+  std::optional<int> io_queues;         // now: queue_count - 1 (every I/O queue, poll included)
+  std::optional<int> queue_size;        // now: sqsize + 1
+  int want_io_queues = 0;               // the profile's nr_io_queues
+  int want_poll_queues = 0;             // the profile's nr_poll_queues
+  int want_queue_size = 0;              // the profile's queue_size
+  // ok (already as the profile wants) | left alone | refused | would reconnect | reconnected |
+  // failed | not done
+  std::string status;
+  std::string why;           // one line: the reason, or what happened
+  int order = 0;             // 1, 2, ...: the order of the re-creates; 0: not re-created
+  std::string options;       // the connect string of the re-create (secrets hidden)
+  std::string restore_options;  // the connect string that puts the old layout back on failure
+  std::string new_ctrl;      // the controller it became, or was restored as
+  std::optional<int> new_io_queues;   // as the new controller shows them
+  std::optional<int> new_queue_size;
+  ConnectOptions opts;       // the re-create's options (not printed: they may hold secrets)
+  ConnectOptions restore;    // the restore's options
+};
+
+// The plan for `ctrls` (in that order): which are re-created, with which options, which are
+// already as `want` has them, which are refused and why. Pure; nothing is checked against the
+// kernel but what the facts say.
+std::vector<TuneReconnect> plan_reconnect(const std::vector<TuneReconnectFacts>& ctrls,
+                                          const std::map<std::string, int>& want);
+
 // ------------------------------------------------------------------ the output model
 
 struct TuneReport {
@@ -154,6 +220,8 @@ struct TuneReport {
   bool dry_run = false;
   std::vector<std::string> notes;  // one per controller and device: what was found
   std::vector<TuneKnob> knobs;
+  bool reconnect = false;                 // apply --reconnect
+  std::vector<TuneReconnect> reconnects;  // its controllers, in the order of the plan
   std::string summary;    // "3 set, 12 already as the profile has them", "nothing to revert"
 };
 

@@ -1,5 +1,6 @@
 #include "core/tune.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/doctor.h"
@@ -140,6 +141,96 @@ TEST(TuneCore, LosslessTosFromDscpTrust) {
   DcbState none;
   none.support = DcbState::kAbsent;
   EXPECT_NE(lossless_tos(none).how.find("no DCB"), std::string::npos);
+}
+
+
+TuneReconnectFacts path_ctrl(const std::string& name, std::vector<std::string> others) {
+  TuneReconnectFacts c;
+  c.name = name;
+  c.state = "live";
+  c.queue_count = 2;
+  c.sqsize = 31;
+  c.paths.push_back({"nvme0c" + name.substr(4) + "n1", "nvme0n1", std::move(others)});
+  c.original.traddr = "192.168.50.10";
+  c.original.nqn = "nqn.2024-01.io.rnvme:t";
+  c.original.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
+  c.original.ctrl_loss_tmo = -1;
+  return c;
+}
+
+TEST(TuneCore, ReconnectConnectValuesAreTheDefaultsFileOnes) {
+  EXPECT_EQ(tune_connect_values(6, TuneProfile::kLatency),
+            (std::map<std::string, int>{{"nr_io_queues", 6}, {"nr_poll_queues", 4}, {"queue_size", 128}}));
+  EXPECT_EQ(tune_connect_values(1, TuneProfile::kBalanced),
+            (std::map<std::string, int>{{"nr_io_queues", 1}, {"nr_poll_queues", 1}, {"queue_size", 128}}));
+  EXPECT_EQ(tune_connect_values(8, TuneProfile::kThroughput).at("nr_poll_queues"), 0);
+  // the defaults knobs say the same
+  auto f = small_host();
+  for (const auto& k : plan_tune(f, TuneProfile::kBalanced))
+    if (k.scope == "connect") {
+      EXPECT_EQ(k.target, std::to_string(tune_connect_values(6, TuneProfile::kBalanced).at(k.name))) << k.name;
+    }
+}
+
+TEST(TuneCore, ReconnectPlanMatchesRefusesAndOrders) {
+  const auto want = tune_connect_values(4, TuneProfile::kBalanced);  // 4 + 2 poll of 128
+  auto same = path_ctrl("nvme1", {"nvme2"});
+  same.queue_count = 7;
+  same.sqsize = 127;
+  EXPECT_TRUE(reconnect_queues_match(same, want));
+  auto unknown = same;
+  unknown.sqsize.reset();  // unreadable: differs
+  EXPECT_FALSE(reconnect_queues_match(unknown, want));
+
+  auto alone = path_ctrl("nvme3", {});
+  EXPECT_EQ(reconnect_refusal(alone),
+            "nvme3 is the only live path of nvme0n1: reconnecting it would stop I/O; disconnect and "
+            "connect it yourself in a maintenance window");
+  auto single = path_ctrl("nvme4", {});
+  single.paths[0] = {"nvme4n1", "", {}};  // no native multipath
+  EXPECT_NE(reconnect_refusal(single)->find("nvme4 serves nvme4n1 without native multipath"), std::string::npos);
+  auto resetting = path_ctrl("nvme5", {"nvme2"});
+  resetting.state = "resetting";
+  EXPECT_NE(reconnect_refusal(resetting)->find("nvme5 is resetting, not live"), std::string::npos);
+  auto bad = path_ctrl("nvme6", {"nvme2"});
+  bad.original.reconnect_delay = 0;  // nothing the kernel takes
+  TuneReconnectFacts disc;
+  disc.name = "nvme7";
+  disc.discovery = true;
+  auto ok = path_ctrl("nvme0", {"nvme2"});
+  auto ok2 = path_ctrl("nvme8", {"nvme0"});
+
+  const auto plan = plan_reconnect({ok, same, alone, single, resetting, bad, disc, ok2}, want);
+  ASSERT_EQ(plan.size(), 8u);
+  std::vector<std::string> got;
+  for (const auto& r : plan) got.push_back(fmt::format("{}:{}:{}", r.ctrl, r.status, r.order));
+  EXPECT_EQ(got, (std::vector<std::string>{"nvme0:would reconnect:1", "nvme1:ok:0", "nvme3:refused:0",
+                                           "nvme4:refused:0", "nvme5:refused:0", "nvme6:refused:0",
+                                           "nvme7:left alone:0", "nvme8:would reconnect:2"}));
+  EXPECT_NE(plan[5].why.find("reconnect-delay"), std::string::npos) << plan[5].why;
+  const auto& r = plan[0];
+  EXPECT_EQ(r.namespaces, (std::vector<std::string>{"nvme0n1"}));
+  EXPECT_EQ(r.opts.nr_io_queues, 4);
+  EXPECT_EQ(r.opts.nr_poll_queues, 2);
+  EXPECT_EQ(r.opts.queue_size, 128);
+  EXPECT_EQ(r.opts.ctrl_loss_tmo, -1);  // kept
+  EXPECT_EQ(r.restore.nr_io_queues, 1);
+  EXPECT_EQ(r.restore.nr_poll_queues, 0);
+  EXPECT_EQ(r.restore.queue_size, 32);
+  EXPECT_EQ(r.options,
+            "transport=rdma,traddr=192.168.50.10,trsvcid=4420,nqn=nqn.2024-01.io.rnvme:t,hostnqn=nqn.2014-08."
+            "org.nvmexpress:uuid:6b3a2f4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b,queue_size=128,nr_io_queues=4,"
+            "nr_poll_queues=2,ctrl_loss_tmo=-1");
+  EXPECT_EQ(r.why, "1 I/O queues, queue_size 32 -> 6 I/O queues (2 poll), queue_size 128; I/O to nvme0n1 goes "
+                   "on through the other paths meanwhile");
+  // secrets never reach the printed strings
+  auto keyed = path_ctrl("nvme9", {"nvme0"});
+  keyed.original.dhchap_secret = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
+  const auto k = plan_reconnect({keyed}, want).at(0);
+  EXPECT_EQ(k.status, "would reconnect");
+  EXPECT_EQ(k.opts.dhchap_secret, keyed.original.dhchap_secret);
+  EXPECT_EQ(k.options.find("AAECAw"), std::string::npos) << k.options;
+  EXPECT_EQ(k.restore_options.find("AAECAw"), std::string::npos);
 }
 
 }  // namespace

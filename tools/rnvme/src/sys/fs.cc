@@ -199,6 +199,7 @@ Status FakeFileSystem::write(const std::string& path, std::string_view data) {
   } else {
     files_[path] = std::string(data);
   }
+  if (after_write) after_write(*this, path, data);
   return Ok{};
 }
 

@@ -77,6 +77,9 @@ class FakeFileSystem final : public FileSystem {
       on_write;
   // Called after make_dir created `path` (configfs fills a new group with attributes).
   std::function<void(FakeFileSystem& fs, const std::string& path)> on_mkdir;
+  // Called after a write was stored: what the kernel does on it beyond the file (delete_controller
+  // removes the controller).
+  std::function<void(FakeFileSystem& fs, const std::string& path, std::string_view data)> after_write;
   // The whole tree, for comparing before and after.
   const std::map<std::string, std::string>& files() const { return files_; }
   const std::set<std::string>& dirs() const { return dirs_; }
