@@ -1042,7 +1042,8 @@ static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
  * (no signature MRs), so no namespace gets a block integrity profile: PI-only
  * namespaces run with PRACT, others get capacity 0.
  */
-static struct nvme_ctrl_ops rnvme_ctrl_ops = {
+static const struct nvme_ctrl_ops rnvme_ctrl_ops = {
+	.name			= rnvme_transport_name,
 	.module			= THIS_MODULE,
 	.flags			= NVME_F_FABRICS | NVME_F_METADATA_SUPPORTED,
 	.dev_attr_groups	= rnvme_ctrl_attr_groups,
@@ -1187,7 +1188,6 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 		INIT_WORK(&ctrl->queues[i].mr_grow, rnvme_mr_grow_work);
 	}
 
-	rnvme_ctrl_ops.name = rnvme_transport_name;
 	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &rnvme_ctrl_ops, 0);
 	if (ret)
 		goto out_free_queues;

@@ -486,7 +486,9 @@ static struct ib_client rnvme_ib_client = {
 	.remove	= rnvme_remove_one,
 };
 
+/* the name is the read-only parameter transport_name, checked in rnvme_init() */
 static struct nvmf_transport_ops rnvme_transport = {
+	.name		= rnvme_transport_name,
 	.module		= THIS_MODULE,
 	.required_opts	= NVMF_OPT_TRADDR,
 	.allowed_opts	= NVMF_OPT_TRSVCID | NVMF_OPT_RECONNECT_DELAY |
@@ -549,7 +551,6 @@ static int __init rnvme_init(void)
 		       rnvme_transport_name);
 		return -EBUSY;
 	}
-	rnvme_transport.name = rnvme_transport_name;
 
 	/* ordered: a port's down and up events are handled in their order */
 	rnvme_event_wq = alloc_ordered_workqueue("rnvme_events", 0);

@@ -73,24 +73,55 @@ sockdir=$(mktemp -d /tmp/rnvme-rig.XXXXXX)
 vm_lock_acquire 9
 export RNVME_VM_LOCK_HELD=1
 
-port_free() { ! ss -Hltn "sport = :$1" | grep . >/dev/null; }
+# The wires: RIG_WIRE=stream (default) is a TCP connection per wire (the
+# target listens): lossless with back-pressure, as RoCE's PFC fabric is, but
+# frames queue behind a stopped peer and arrive late in a burst.
+# RIG_WIRE=dgram joins the two NICs by UDP datagrams, one per frame, each QEMU
+# bound to its own port: a frame the other end cannot take (its VM stopped, its
+# socket buffer full) is lost, a lossy fabric: under fio, SENDs then went
+# unacknowledged for 1.5 s and rnvme's ACK watchdog called the path silent
+# every 10-40 s (tests/README.md).
+RIG_WIRE=${RIG_WIRE:-stream}
+case "$RIG_WIRE" in
+stream) ss_proto=t ;;
+dgram) ss_proto=u ;;
+*) die "RIG_WIRE must be dgram or stream, not '$RIG_WIRE'" ;;
+esac
+port_free() { ! ss -Hl$ss_proto -n "sport = :$1" | grep . >/dev/null; }
+picked=" "
 pick_port() {
 	local p
 	for _ in $(seq 1 50); do
 		p=$((20000 + (RANDOM % 20000)))
-		port_free "$p" && [ "$p" != "${1:-}" ] && { echo "$p"; return 0; }
+		if port_free "$p" && [[ $picked != *" $p "* ]]; then
+			echo "$p"
+			return 0
+		fi
 	done
 	return 1
 }
-pa=$(pick_port) || die "no free TCP port on 127.0.0.1"
-pb=$(pick_port "$pa") || die "no free TCP port on 127.0.0.1"
+# pa/pb: the target's end of wires A and B; ha/hb: the host's (dgram only)
+pa=$(pick_port) || die "no free port on 127.0.0.1"
+picked="$picked$pa "
+pb=$(pick_port) || die "no free port on 127.0.0.1"
+picked="$picked$pb "
+ha=$(pick_port) || die "no free port on 127.0.0.1"
+picked="$picked$ha "
+hb=$(pick_port) || die "no free port on 127.0.0.1"
 
-# nic ID PORT MAC listen|connect: QEMU arguments for one NIC on one wire.
+# nic ID LOCAL-PORT PEER-PORT MAC listen|connect: QEMU arguments for one NIC on
+# one wire.
 nic_args() {
 	echo "-netdev"
-	echo "socket,id=net$1,$4=127.0.0.1:$2"
+	if [ "$RIG_WIRE" = dgram ]; then
+		echo "socket,id=net$1,udp=127.0.0.1:$3,localaddr=127.0.0.1:$2"
+	elif [ "$5" = listen ]; then
+		echo "socket,id=net$1,listen=127.0.0.1:$2"
+	else
+		echo "socket,id=net$1,connect=127.0.0.1:$3"
+	fi
 	echo "-device"
-	echo "virtio-net-pci,netdev=net$1,id=$1,mac=$3"
+	echo "virtio-net-pci,netdev=net$1,id=$1,mac=$4"
 }
 common_args() { # MONITOR-SOCKET
 	echo "-monitor"
@@ -98,15 +129,15 @@ common_args() { # MONITOR-SOCKET
 	echo "-virtfs"
 	echo "local,path=$rig,mount_tag=rig,security_model=none,multidevs=remap"
 }
-vm_args() { # ROLE LISTEN|CONNECT MAC-SUFFIX
+vm_args() { # ROLE LISTEN|CONNECT MAC-SUFFIX LOCAL-A PEER-A LOCAL-B PEER-B
 	local a
 	while IFS= read -r a; do printf -- '--qemu-arg\n%s\n' "$a"; done < <(
-		nic_args nica "$pa" "52:54:00:72:0a:$3" "$2"
-		nic_args nicb "$pb" "52:54:00:72:0b:$3" "$2"
+		nic_args nica "$4" "$5" "52:54:00:72:0a:$3" "$2"
+		nic_args nicb "$6" "$7" "52:54:00:72:0b:$3" "$2"
 		common_args "$sockdir/$1.mon")
 }
-mapfile -t targs < <(vm_args target listen 02)
-mapfile -t hargs < <(vm_args host connect 01)
+mapfile -t targs < <(vm_args target listen 02 "$pa" "$ha" "$pb" "$hb")
+mapfile -t hargs < <(vm_args host connect 01 "$ha" "$pa" "$hb" "$pb")
 
 tpid='' hpid=''
 # shellcheck disable=SC2317 # invoked by trap
@@ -120,12 +151,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'log interrupted; exit 130' INT TERM
 
-log "wires on 127.0.0.1:$pa (path A) and :$pb (path B); rig dir $rig"
+if [ "$RIG_WIRE" = dgram ]; then
+	log "wires (UDP) on 127.0.0.1: path A :$ha <-> :$pa, path B :$hb <-> :$pb (host <-> target); rig dir $rig"
+else
+	log "wires (TCP) on 127.0.0.1:$pa (path A) and :$pb (path B); rig dir $rig"
+fi
 "$REPO/tests/vm/run-vm.sh" --kver "$kver" "${kdir[@]}" "${append[@]}" --timeout "$timeout_s" --mem "$tmem" --smp 1 \
 	--out "$out/target" "${targs[@]}" -- "$REPO/tests/rig/guest-target.sh" \
 	> "$out/target/run-vm.log" 2>&1 &
 tpid=$!
-# The host guest's QEMU connects to the target's listening sockets.
+# The host guest's QEMU connects to the target's sockets (stream), or sends
+# to the ports the target bound (dgram): wait until they are open.
 for _ in $(seq 1 300); do
 	! port_free "$pa" && ! port_free "$pb" && break
 	kill -0 "$tpid" 2>/dev/null || { cat "$out/target/run-vm.log" >&2; die "target VM exited early"; }

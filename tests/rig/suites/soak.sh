@@ -397,6 +397,46 @@ now_us; T_INJ=$NOW
 fmt_us s $((T_INJ - T0))
 echo "# soak: fault injection over after $s s: $n faults${ABORT:+; STOPPED EARLY: $ABORT}"
 
+# wire_diag A|B: whose side of a wire is deaf.  The NIC counters of both ends
+# before and after the host pings the target over it (ARP included): which
+# end stops sending or receiving; then a fresh NVMe-oF connect from this host
+# under another host NQN: if that fails too, the target's side answers no one;
+# then the target resets its NIC of that wire (link down and up, as a real
+# NIC's driver does after a watchdog timeout) and the path gets 60 s to return
+# by itself.
+nic_counts() { # DEV -> "rx_packets tx_packets"
+	echo "$(cat "/sys/class/net/$1/statistics/rx_packets") $(cat "/sys/class/net/$1/statistics/tx_packets")"
+}
+wire_diag() {
+	local w=$1 mac=$RIG_MAC_A tip=$TGT_IP4 hip=$HOST_IP4 dev hid out h0 h1 t0 t1 c
+	[ "$w" = B ] && mac=$RIG_MAC_B tip=$TGT_IP4_B hip=$HOST_IP4_B
+	c=$CTRL_A
+	[ "$w" = B ] && c=$CTRL_B
+	dev=$(rig_ifname "$mac")
+	h0=$(nic_counts "$dev")
+	t0=$(rig_t "d=\$(rig_ifname $mac); echo \$(cat /sys/class/net/\$d/statistics/rx_packets) \$(cat /sys/class/net/\$d/statistics/tx_packets)")
+	echo "# wire $w: host $dev $hip -> target $tip: ping $(ping -c 3 -W 1 -I "$dev" "$tip" 2>&1 | grep -o '[0-9]* received' || echo failed)"
+	h1=$(nic_counts "$dev")
+	t1=$(rig_t "d=\$(rig_ifname $mac); echo \$(cat /sys/class/net/\$d/statistics/rx_packets) \$(cat /sys/class/net/\$d/statistics/tx_packets)")
+	echo "# wire $w: during the ping: host sent $((${h1#* } - ${h0#* })) received $((${h1%% *} - ${h0%% *})); target received $((${t1%% *} - ${t0%% *})) sent $((${t1#* } - ${t0#* })) (packets)"
+	echo "# wire $w: host neighbour: $(ip neigh show "$tip" dev "$dev" 2>&1)"
+	rig_t "rdma link show" 2>&1 | sed "s/^/# wire $w target: /"
+	hid=5ca1e000-0000-4000-8000-00000000d1a9
+	out=$(nvmf_write "transport=$TRANSPORT,traddr=$tip,trsvcid=$TGT_PORT,nqn=$TEST_NQN,host_traddr=$hip,hostnqn=nqn.2014-08.org.nvmexpress:uuid:$hid,hostid=$hid,nr_io_queues=1" 90 2>&1)
+	echo "# wire $w: a fresh connect under another host NQN: ${out:-no reply}"
+	[[ $out =~ instance=([0-9]+) ]] && echo 1 > "/sys/class/nvme/nvme${BASH_REMATCH[1]}/delete_controller"
+	rig_t "rt_link $w down; sleep 1; rt_link $w up" > /dev/null 2>&1
+	if wait_for 60 ctrl_is "$c" live; then
+		echo "# wire $w: after the target reset its NIC (link down/up), $c was live again $WAIT_ELAPSED s later, by itself"
+	else
+		echo "# wire $w: after the target reset its NIC (link down/up), $c still $(ctrl_state "$c") after 60 s; ping $(ping -c 2 -W 1 -I "$dev" "$tip" 2>&1 | grep -o '[0-9]* received' || echo failed)"
+	fi
+}
+if [ -n "$ABORT" ]; then
+	st "$CTRL_A"; [ "$REPLY" = live ] || wire_diag A
+	st "$CTRL_B"; [ "$REPLY" = live ] || wire_diag B
+fi
+
 # The last fio job ends by itself (bounded), then the sampler stops.
 touch "$W/stop-fio"
 # shellcheck disable=SC2317 # called through wait_for
