@@ -28,6 +28,11 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/rig.sh"
 
 N=${TEST_SCALE_N:-16}
+# TEST_SCALE_STEPS="8 16 32 64": the growth curve in one boot per driver:
+# connect time and memory per controller are taken at each step on the way up,
+# teardown time per step on the way down (N is then the last step)
+STEPS=${TEST_SCALE_STEPS:-$N}
+for N in $STEPS; do :; done
 STORM_S=${TEST_SCALE_STORM_S:-10}
 LONG_S=${TEST_SCALE_LONG_S:-60}
 VERIFY=${TEST_SCALE_VERIFY:-rnvme}
@@ -100,6 +105,16 @@ for drv in $DRIVERS; do
 		else
 			failed=$((failed + 1))
 			echo "# connect $i: $out"
+		fi
+		if [ "$STEPS" != "$N" ] && [[ " $STEPS " == *" $((i + 1)) "* ]] && [ $((i + 1)) != "$N" ]; then
+			# a step of the growth curve (the settle is not counted)
+			ts=$(secs_since "$t0")
+			t_settle=$(now_ns)
+			mem_snap "$drv.step$((i + 1))"
+			mem_report "$drv.0" "$drv.step$((i + 1))" $((i + 1)) "$name" > "$work/$drv.step.txt"
+			grep 'SUnreclaim + VmallocUsed' "$work/$drv.step.txt"
+			echo "# scale: growth $name N=$((i + 1)) connect $ts s ($(awk -v t="$ts" -v n=$((i + 1)) 'BEGIN { printf "%.2f", t / n }') s per controller), memory $MEM_PER_CTRL KiB per controller"
+			t0=$((t0 + $(now_ns) - t_settle))
 		fi
 	done
 	CONN[$drv]=$(secs_since "$t0")
@@ -188,10 +203,16 @@ for drv in $DRIVERS; do
 		tap_result "$name: no soft lockup during the long outage" "$([ "$hung" -eq 0 ] && echo 0 || echo 1)"
 	fi
 
-	# 3. teardown
+	# 4. teardown (from the last controller down, timed per step)
 	t0=$(now_ns)
-	for c in "${CTRLS[@]}"; do
+	tstep=$t0
+	for ((i = ${#CTRLS[@]} - 1; i >= 0; i--)); do
+		c=${CTRLS[i]}
 		timeout 60 sh -c "echo 1 > /sys/class/nvme/$c/delete_controller" 2>/dev/null || echo "# delete $c failed"
+		if [ "$STEPS" != "$N" ] && { [[ " $STEPS " == *" $i "* ]] || [ "$i" = 0 ]; }; then
+			echo "# scale: growth $name teardown down to N=$i: $(secs_since "$tstep") s"
+			tstep=$(now_ns)
+		fi
 	done
 	TEAR[$drv]=$(secs_since "$t0")
 	wait_for 60 fx_no_fabrics_ctrls
