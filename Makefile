@@ -96,6 +96,21 @@ SOAK_KERNEL = $(if $(SOAK_KERNEL_DIR),--kernel-dir $(SOAK_KERNEL_DIR),$(if $(fil
 soak:
 	@case "$(SOAK_S)" in ''|*[!0-9]*) echo "soak: SOAK_S=$(SOAK_S) is not a number of seconds" >&2; exit 2 ;; esac
 	@echo "soak: $(SOAK_S) s of faults on the two-VM rig (about $$(( ($(SOAK_S) + 300) / 60 )) min in all); results in $(SOAK_OUT)"
+	@if [ "$$(id -u)" = 0 ] && [ "$${RNVME_SKIP_SETUP:-0}" != 1 ]; then \
+		echo "== installing what the soak needs (tests/setup-host.sh)"; \
+		mkdir -p "$(RNVME_OUT)"; \
+		if ! tests/setup-host.sh > "$(RNVME_OUT)/soak-setup.log" 2>&1; then \
+			tail -n 30 "$(RNVME_OUT)/soak-setup.log" >&2; \
+			echo "soak: tests/setup-host.sh failed (the lines above; log: $(RNVME_OUT)/soak-setup.log)" >&2; exit 1; \
+		fi; \
+		grep -E '^(==|setup-host|KVER)' "$(RNVME_OUT)/soak-setup.log" || true; \
+	fi
+	@if [ -z "$(SOAK_KERNEL_DIR)" ]; then \
+		k=$(if $(filter command line environment environment override,$(origin KVER)),$(KVER),$$(tests/lib/kver.sh)) && \
+		echo "== building rnvme.ko for $$k" && mkdir -p "$(RNVME_OUT)" && \
+		$(MAKE) --no-print-directory module KVER="$$k" O="$(RNVME_OUT)" > "$(RNVME_OUT)/soak-module.log" 2>&1 || \
+		{ echo "soak: make module KVER=$$k failed (log: $(RNVME_OUT)/soak-module.log)" >&2; exit 1; }; \
+	fi
 	@rc=0; SUITES=soak TEST_SOAK_S=$(SOAK_S) RNVME_SUITE_TIMEOUT=$$(($(SOAK_S) + 700)) \
 		tests/run-all.sh --rig $(SOAK_KERNEL) --timeout $$(($(SOAK_S) + 900)) --out $(SOAK_OUT) || rc=$$?; \
 	grep -E '^# soak(:| summary:)' $(SOAK_OUT)/suites/soak.tap 2>/dev/null | grep -v '^# soak: seed' ; \
