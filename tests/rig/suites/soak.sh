@@ -428,9 +428,19 @@ wire_diag() {
 	rig_t "rt_link $w down; sleep 1; rt_link $w up" > /dev/null 2>&1
 	if wait_for 60 ctrl_is "$c" live; then
 		echo "# wire $w: after the target reset its NIC (link down/up), $c was live again $WAIT_ELAPSED s later, by itself"
-	else
-		echo "# wire $w: after the target reset its NIC (link down/up), $c still $(ctrl_state "$c") after 60 s; ping $(ping -c 2 -W 1 -I "$dev" "$tip" 2>&1 | grep -o '[0-9]* received' || echo failed)"
+		return 0
 	fi
+	echo "# wire $w: after the target reset its NIC (link down/up), $c still $(ctrl_state "$c") after 60 s; ping $(ping -c 2 -W 1 -I "$dev" "$tip" 2>&1 | grep -o '[0-9]* received' || echo failed)"
+	# then QEMU's link of that wire's NIC on both ends, off and on
+	local nic=nica
+	[ "$w" = B ] && nic=nicb
+	rig_q target set_link "$nic" off > /dev/null; rig_q host set_link "$nic" off > /dev/null
+	sleep 2
+	rig_q target set_link "$nic" on > /dev/null; rig_q host set_link "$nic" on > /dev/null
+	h0=$(nic_counts "$dev")
+	echo "# wire $w: after QEMU set_link off/on on both ends: ping $(ping -c 3 -W 1 -I "$dev" "$tip" 2>&1 | grep -o '[0-9]* received' || echo failed)"
+	h1=$(nic_counts "$dev")
+	echo "# wire $w: host sent $((${h1#* } - ${h0#* })) received $((${h1%% *} - ${h0%% *})) during that ping"
 }
 if [ -n "$ABORT" ]; then
 	st "$CTRL_A"; [ "$REPLY" = live ] || wire_diag A
