@@ -4,15 +4,11 @@
 #include <regex>
 
 #include "cmd/commands.h"
+#include "core/topology.h"
 #include "sys/sysfs.h"
 
 namespace rnvme {
 namespace {
-
-bool valid_ctrl_name(const std::string& n) {
-  static const std::regex re("nvme[0-9]{1,6}");
-  return std::regex_match(n, re);
-}
 
 // One controller's telemetry; a read that raced a reconnect (sizes disagree) is tried again.
 Result<CtrlTelemetry> read_ctrl(Context& ctx, const std::string& name) {
@@ -60,7 +56,7 @@ Result<StatsReport> collect_stats(Context& ctx, const std::string& ctrl) {
   StatsReport rep;
   std::vector<std::string> names;
   if (!ctrl.empty()) {
-    if (!valid_ctrl_name(ctrl))
+    if (!is_controller_name(ctrl))
       return make_error(ErrorCode::kUsage, fmt::format("'{}' is not a controller name", ctrl), {},
                         "name a controller like nvme0 ('rnvme list' shows them)");
     if (!ctx.fs.exists(fmt::format("{}/{}", kNvmeClass, ctrl)))
@@ -72,7 +68,7 @@ Result<StatsReport> collect_stats(Context& ctx, const std::string& ctrl) {
     names.push_back(ctrl);
   } else if (auto l = ctx.fs.list(kNvmeClass)) {
     for (const auto& n : *l)
-      if (valid_ctrl_name(n) && ctx.fs.exists(fmt::format("{}/{}/rnvme/telemetry", kNvmeClass, n)))
+      if (is_controller_name(n) && ctx.fs.exists(fmt::format("{}/{}/rnvme/telemetry", kNvmeClass, n)))
         names.push_back(n);
     std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
       return controller_instance(a).value_or(0) < controller_instance(b).value_or(0);

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cmd/commands.h"
+#include "core/topology.h"
 #include "core/doctor.h"
 #include "core/hostid.h"
 #include "core/tune.h"
@@ -30,11 +31,6 @@ namespace {
 const char* const kQueueAttrs[] = {"scheduler", "nomerges", "rq_affinity", "read_ahead_kb",
                                    "nr_requests", "io_poll"};
 
-bool valid_ctrl_name(const std::string& n) {
-  static const std::regex re("nvme[0-9]{1,6}");
-  return std::regex_match(n, re);
-}
-
 // transport "rdma" (nvme_rdma, or rnvme.ko under that name), or an rnvme.ko controller under
 // another transport_name (it has the rnvme attribute group whichever name it registered)
 bool is_rdma_ctrl(const FileSystem& fs, const std::string& n) {
@@ -47,7 +43,7 @@ Result<std::vector<std::string>> select_ctrls(Context& ctx, const std::vector<st
   std::vector<std::string> out;
   if (!names.empty()) {
     for (const auto& n : names) {
-      if (!valid_ctrl_name(n))
+      if (!is_controller_name(n))
         return make_error(ErrorCode::kUsage, fmt::format("'{}' is not a controller name", n), {},
                           "name a controller like nvme0 ('rnvme list' shows them)");
       if (!ctx.fs.exists(fmt::format("{}/{}", kNvmeClass, n)))
@@ -61,7 +57,7 @@ Result<std::vector<std::string>> select_ctrls(Context& ctx, const std::vector<st
     return out;
   }
   for (const auto& n : list_or_empty(ctx.fs, kNvmeClass))
-    if (valid_ctrl_name(n) && is_rdma_ctrl(ctx.fs, n)) out.push_back(n);
+    if (is_controller_name(n) && is_rdma_ctrl(ctx.fs, n)) out.push_back(n);
   std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
     return controller_instance(a).value_or(0) < controller_instance(b).value_or(0);
   });

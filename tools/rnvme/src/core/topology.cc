@@ -42,6 +42,11 @@ bool is_namespace_name(std::string_view name) {
   return std::regex_match(name.begin(), name.end(), re);
 }
 
+bool is_controller_name(std::string_view name) {
+  static const std::regex re("nvme[0-9]{1,6}");
+  return std::regex_match(name.begin(), name.end(), re);
+}
+
 const NvmeController* find_association(const Topology& t, const ConnectOptions& o) {
   if (o.hostnqn.empty()) return nullptr;
   const std::string_view port = o.trsvcid.empty() ? kDefaultRdmaPort : std::string_view(o.trsvcid);

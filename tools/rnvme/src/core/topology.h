@@ -65,6 +65,7 @@ std::map<std::string, std::string> parse_address(std::string_view address);
 // "nvme12" -> 12, "nvme0n1" -> nullopt.
 std::optional<int> controller_instance(std::string_view name);
 bool is_namespace_name(std::string_view name);   // nvme0n1 or nvme0c1n1
+bool is_controller_name(std::string_view name);  // nvme0 .. nvme999999
 std::optional<int> parse_int(std::string_view s);  // tolerant of a trailing newline; "off" -> nullopt
 
 }  // namespace rnvme
