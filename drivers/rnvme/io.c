@@ -680,11 +680,17 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 	struct request *rq;
 	int ret;
 
-	/* an ordered queue is an I/O queue: no test for the admin one */
-	rq = nvme_find_rq(ordered ?
-			  queue->ctrl->tag_set.tags[rnvme_queue_idx(queue) - 1] :
-			  rnvme_tagset(queue), cqe->command_id);
-	if (!rq) {
+	/*
+	 * nvme_find_rq() logs every unknown tag and stale generation without
+	 * a rate limit: a target that streams junk would flood the log.  The
+	 * lookup here is silent, and what a response names is tested below.
+	 * An ordered queue is an I/O queue: no test for the admin one.
+	 */
+	rq = blk_mq_tag_to_rq(ordered ?
+			      ctrl->tag_set.tags[rnvme_queue_idx(queue) - 1] :
+			      rnvme_tagset(queue),
+			      nvme_tag_from_cid(cqe->command_id));
+	if (unlikely(!rq)) {
 		dev_err_ratelimited(ctrl->ctrl.device,
 				    "queue %d: response for unknown command id %#x\n",
 				    rnvme_queue_idx(queue), cqe->command_id);
@@ -696,27 +702,30 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 	 * A target that repeats a completion, or sends one for a command that
 	 * already ended, must not end a request twice or touch an idle one:
 	 * only a request in flight takes a response (one that a timeout or a
-	 * cancel completed is MQ_RQ_COMPLETE until it is freed), and only its
-	 * first.  An interrupt-driven I/O queue handles its responses one at a
-	 * time, in its CQ context; the admin and poll queues' CQs may be
-	 * reaped by several pollers at once, so there the test and the mark
-	 * are one atomic exchange, and the request must still be the use the
-	 * command id named: another poller may have ended it and its tag
-	 * have been reused since nvme_find_rq() (a new use bumps the
-	 * generation before it clears the mark).
+	 * cancel completed is MQ_RQ_COMPLETE until it is freed), only its
+	 * first, and only for the use of the tag the command id names (its
+	 * generation).  An interrupt-driven I/O queue handles its responses
+	 * one at a time, in its CQ context; the admin and poll queues' CQs
+	 * may be reaped by several pollers at once, so there the test and the
+	 * mark are one atomic exchange, and the generation is tested after
+	 * it: another poller may have ended the request and its tag have been
+	 * reused since the lookup (a new use bumps the generation before it
+	 * clears the mark).
 	 */
 	if (IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) && !ordered &&
 	    queue->poll)
 		rnvme_fi_hold(RNVME_FI_RSP_CHECK);
 	if (unlikely(blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT ||
 		     (ordered ? req->rsp_seen : xchg(&req->rsp_seen, true)) ||
-		     (!ordered && nvme_genctr_mask(nvme_req(rq)->genctr) !=
-		      nvme_genctr_from_cid(cqe->command_id)))) {
+		     nvme_genctr_mask(nvme_req(rq)->genctr) !=
+		     nvme_genctr_from_cid(cqe->command_id))) {
 		dev_err_ratelimited(ctrl->ctrl.device,
 				    "queue %d: %s response for command id %#x\n",
 				    rnvme_queue_idx(queue),
-				    blk_mq_request_started(rq) ? "duplicate" :
-				    "stale", cqe->command_id);
+				    blk_mq_request_started(rq) &&
+				    nvme_genctr_mask(nvme_req(rq)->genctr) ==
+				    nvme_genctr_from_cid(cqe->command_id) ?
+				    "duplicate" : "stale", cqe->command_id);
 		rnvme_error_recovery(ctrl);
 		return;
 	}

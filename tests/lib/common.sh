@@ -385,6 +385,22 @@ fx_rxe_up() {
 		net.ipv4.conf.veth0.rp_filter=0 net.ipv4.conf.veth0.accept_local=1 \
 		net.ipv4.conf.veth1.rp_filter=0 net.ipv4.conf.veth1.accept_local=1 \
 		net.ipv6.conf.veth0.accept_dad=0 net.ipv6.conf.veth1.accept_dad=0 >/dev/null
+	# Each flow on one CPU, as a NIC's receive queue delivers it.  A veth
+	# puts a packet on the backlog of the CPU that sent it, so a QP whose
+	# packets leave from two CPUs (two pollers posting to one queue)
+	# arrives reordered; Soft-RoCE answers the gap with a sequence NAK,
+	# and its retransmission runs the fast registrations behind the NAKed
+	# packet again, which fails the QP without a completion (rxe_requester()
+	# in 6.1 and 6.12): the commands then wait for the I/O timeout.  RPS
+	# over all CPUs keeps a flow's packets on one backlog, in order (one
+	# CPU, as in the bench, cannot reorder: nothing to set there).
+	local rps q
+	if [ "$(nproc)" -gt 1 ]; then
+		rps=$(printf '%x' $(((1 << $(nproc)) - 1)))
+		for q in /sys/class/net/veth[01]/queues/rx-*/rps_cpus; do
+			echo "$rps" > "$q" || { echo "# cannot set $q (RPS)"; return 1; }
+		done
+	fi
 	read -r mac0 < /sys/class/net/veth0/address
 	read -r mac1 < /sys/class/net/veth1/address
 	# One ip process per address family (-force: keep going past "does not
