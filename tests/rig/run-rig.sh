@@ -1,7 +1,9 @@
 #!/bin/bash
 # Two-VM fault rig: a target guest and a host guest, each with two virtio NICs,
-# joined by QEMU socket netdevs on 127.0.0.1 (two wires: path A and path B).
-# Nothing leaves the machine. Each guest runs its own Soft-RoCE devices, so a
+# joined by two wires (path A and path B): by default a bridge per wire between
+# two tap devices in a network namespace of the rig's own (RIG_WIRE=tap), or
+# QEMU socket netdevs on 127.0.0.1 (RIG_WIRE=stream|dgram).  Nothing leaves
+# the machine. Each guest runs its own Soft-RoCE devices, so a
 # fault on one end (QEMU set_link, ip link, rdma link delete, a stopped VM) is a
 # real fault on the wire for the other end.
 #
@@ -81,11 +83,20 @@ export RNVME_VM_LOCK_HELD=1
 # socket buffer full) is lost, a lossy fabric: under fio, SENDs then went
 # unacknowledged for 1.5 s and rnvme's ACK watchdog called the path silent
 # every 10-40 s (tests/README.md).
-RIG_WIRE=${RIG_WIRE:-stream}
+# RIG_WIRE=tap (default) bridges two tap devices per wire inside a network
+# namespace made for the run (no address, no route, no other port: nothing
+# reaches the machine's own network), and the QEMUs run in it.  The kernel
+# moves the frames: QEMU 7.2's socket netdev stalled for good under two-path
+# fio load (a wire that neither a guest NIC reset nor set_link revived; make
+# soak, README).  A frame for a stopped VM waits in its tap's queue (20000
+# frames, about 60 s of a stopped target's keep-alives and retries); past that
+# it is dropped, as a switch drops for a dead port.
+RIG_WIRE=${RIG_WIRE:-tap}
 case "$RIG_WIRE" in
 stream) ss_proto=t ;;
 dgram) ss_proto=u ;;
-*) die "RIG_WIRE must be dgram or stream, not '$RIG_WIRE'" ;;
+tap) ss_proto=t ;;
+*) die "RIG_WIRE must be tap, dgram or stream, not '$RIG_WIRE'" ;;
 esac
 port_free() { ! ss -Hl$ss_proto -n "sport = :$1" | grep . >/dev/null; }
 picked=" "
@@ -113,7 +124,10 @@ hb=$(pick_port) || die "no free port on 127.0.0.1"
 # one wire.
 nic_args() {
 	echo "-netdev"
-	if [ "$RIG_WIRE" = dgram ]; then
+	if [ "$RIG_WIRE" = tap ]; then
+		# the tap is named after the NIC and the role (MAC suffix)
+		echo "tap,id=net$1,ifname=${1#nic}${4##*:},script=no,downscript=no,vhost=off"
+	elif [ "$RIG_WIRE" = dgram ]; then
 		echo "socket,id=net$1,udp=127.0.0.1:$3,localaddr=127.0.0.1:$2"
 	elif [ "$5" = listen ]; then
 		echo "socket,id=net$1,listen=127.0.0.1:$2"
@@ -139,7 +153,7 @@ vm_args() { # ROLE LISTEN|CONNECT MAC-SUFFIX LOCAL-A PEER-A LOCAL-B PEER-B
 mapfile -t targs < <(vm_args target listen 02 "$pa" "$ha" "$pb" "$hb")
 mapfile -t hargs < <(vm_args host connect 01 "$ha" "$pa" "$hb" "$pb")
 
-tpid='' hpid=''
+tpid='' hpid='' netns='' inns=()
 # shellcheck disable=SC2317 # invoked by trap
 cleanup() {
 	local p
@@ -147,29 +161,58 @@ cleanup() {
 	sleep 1
 	for p in $hpid $tpid; do pkill -TERM -P "$p" 2>/dev/null || true; done
 	rm -rf "$sockdir"
+	[ -z "$netns" ] || ip netns delete "$netns" 2>/dev/null || true
 }
 trap cleanup EXIT
 trap 'log interrupted; exit 130' INT TERM
 
-if [ "$RIG_WIRE" = dgram ]; then
+if [ "$RIG_WIRE" = tap ]; then
+	command -v ip >/dev/null || die "ip not found (iproute2)"
+	[ -c /dev/net/tun ] || die "no /dev/net/tun: RIG_WIRE=tap needs the tun driver (modprobe tun), or run with RIG_WIRE=stream"
+	netns=rnvme-rig-$$
+	# wire A: bridge wa with taps a01 (host) and a02 (target); wire B: wb, b01, b02
+	if ! o=$(ip netns add "$netns" 2>&1) || ! o=$(ip -n "$netns" -batch - 2>&1 <<-EOB
+		link set lo up
+		link add wa type bridge stp_state 0 forward_delay 0
+		link add wb type bridge stp_state 0 forward_delay 0
+		tuntap add a01 mode tap
+		tuntap add a02 mode tap
+		tuntap add b01 mode tap
+		tuntap add b02 mode tap
+		link set a01 master wa txqueuelen 20000 up
+		link set a02 master wa txqueuelen 20000 up
+		link set b01 master wb txqueuelen 20000 up
+		link set b02 master wb txqueuelen 20000 up
+		link set wa up
+		link set wb up
+	EOB
+	); then
+		die "RIG_WIRE=tap: cannot build the wires in network namespace $netns ($o); run as root, or with RIG_WIRE=stream"
+	fi
+	inns=(ip netns exec "$netns")
+	log "wires (taps bridged in network namespace $netns): path A a01 <-> a02, path B b01 <-> b02 (host <-> target); rig dir $rig"
+elif [ "$RIG_WIRE" = dgram ]; then
 	log "wires (UDP) on 127.0.0.1: path A :$ha <-> :$pa, path B :$hb <-> :$pb (host <-> target); rig dir $rig"
 else
 	log "wires (TCP) on 127.0.0.1:$pa (path A) and :$pb (path B); rig dir $rig"
 fi
-"$REPO/tests/vm/run-vm.sh" --kver "$kver" "${kdir[@]}" "${append[@]}" --timeout "$timeout_s" --mem "$tmem" --smp 1 \
+"${inns[@]}" "$REPO/tests/vm/run-vm.sh" --kver "$kver" "${kdir[@]}" "${append[@]}" --timeout "$timeout_s" --mem "$tmem" --smp 1 \
 	--out "$out/target" "${targs[@]}" -- "$REPO/tests/rig/guest-target.sh" \
 	> "$out/target/run-vm.log" 2>&1 &
 tpid=$!
 # The host guest's QEMU connects to the target's sockets (stream), or sends
-# to the ports the target bound (dgram): wait until they are open.
-for _ in $(seq 1 300); do
-	! port_free "$pa" && ! port_free "$pb" && break
-	kill -0 "$tpid" 2>/dev/null || { cat "$out/target/run-vm.log" >&2; die "target VM exited early"; }
-	sleep 0.2
-done
-port_free "$pb" && die "target VM did not open the wire sockets in 60 s"
+# to the ports the target bound (dgram): wait until they are open.  Taps
+# take frames whether or not the other end is up yet.
+if [ "$RIG_WIRE" != tap ]; then
+	for _ in $(seq 1 300); do
+		! port_free "$pa" && ! port_free "$pb" && break
+		kill -0 "$tpid" 2>/dev/null || { cat "$out/target/run-vm.log" >&2; die "target VM exited early"; }
+		sleep 0.2
+	done
+	port_free "$pb" && die "target VM did not open the wire sockets in 60 s"
+fi
 
-"$REPO/tests/vm/run-vm.sh" --kver "$kver" "${kdir[@]}" "${append[@]}" --timeout "$timeout_s" --mem "$hmem" --smp 2 \
+"${inns[@]}" "$REPO/tests/vm/run-vm.sh" --kver "$kver" "${kdir[@]}" "${append[@]}" --timeout "$timeout_s" --mem "$hmem" --smp 2 \
 	--out "$out" "${hargs[@]}" "${verbose[@]}" -- "$REPO/tests/rig/guest-host.sh" &
 hpid=$!
 
