@@ -939,15 +939,16 @@ static void rnvme_ack_wd_work(struct work_struct *work)
  * rnvme_ack_wd_arm - schedule the next ACK watchdog check of @ctrl
  * @ctrl: a controller that is live
  *
- * With the watchdog off it still looks once a second, so turning
- * ack_watchdog_ms on applies to live controllers too.
+ * Nothing while the watchdog is off; turning it on arms the live
+ * controllers (rnvme_ack_wd_arm_live()).
  */
 void rnvme_ack_wd_arm(struct rnvme_ctrl *ctrl)
 {
 	unsigned int ms = READ_ONCE(rnvme_ack_watchdog_ms);
 
-	queue_delayed_work(nvme_wq, &ctrl->ack_wd_work,
-			   msecs_to_jiffies(ms ? ms / RNVME_ACK_WD_TICKS : 1000));
+	if (ms)
+		queue_delayed_work(nvme_wq, &ctrl->ack_wd_work,
+				   msecs_to_jiffies(ms / RNVME_ACK_WD_TICKS));
 }
 
 static void rnvme_shutdown_ctrl(struct rnvme_ctrl *ctrl, bool shutdown)
@@ -1021,7 +1022,6 @@ static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
 	struct rnvme_ctrl *ctrl = to_rnvme_ctrl(nctrl);
 	u32 i;
 
-	cancel_delayed_work_sync(&ctrl->ack_wd_work);
 	/* a grow queued after its queue was torn down has nothing to do */
 	for (i = 0; ctrl->queues && i < nctrl->queue_count; i++)
 		cancel_work_sync(&ctrl->queues[i].mr_grow);
@@ -1030,6 +1030,8 @@ static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
 		rnvme_ctrl_list_del(ctrl);
 		nvmf_free_options(nctrl->opts);
 	}
+	/* off the list: rnvme_ack_wd_arm_live() cannot arm it again */
+	cancel_delayed_work_sync(&ctrl->ack_wd_work);
 	rnvme_tele_free(ctrl);
 	kfree(ctrl->queues);
 	kfree(ctrl);

@@ -127,8 +127,11 @@ MODULE_PARM_DESC(retry_count,
  */
 unsigned int rnvme_ack_watchdog_ms = RNVME_ACK_WD_DEFAULT_MS;
 
+static void rnvme_ack_wd_arm_live(void);
+
 static int rnvme_set_ack_watchdog(const char *val, const struct kernel_param *kp)
 {
+	unsigned int was = READ_ONCE(*(unsigned int *)kp->arg);
 	u32 ms;
 	int ret;
 
@@ -140,6 +143,9 @@ static int rnvme_set_ack_watchdog(const char *val, const struct kernel_param *kp
 		return -EINVAL;
 	}
 	WRITE_ONCE(*(unsigned int *)kp->arg, ms);
+	/* an idle watchdog does not wake: switched on, it starts here */
+	if (!was && ms)
+		rnvme_ack_wd_arm_live();
 	return 0;
 }
 
@@ -315,6 +321,22 @@ void rnvme_ctrl_list_del(struct rnvme_ctrl *ctrl)
 {
 	mutex_lock(&rnvme_ctrl_mutex);
 	list_del_init(&ctrl->list);
+	mutex_unlock(&rnvme_ctrl_mutex);
+}
+
+/*
+ * Arm the ACK watchdog of every live controller.  Under rnvme_ctrl_mutex: a
+ * controller leaves the list before its watchdog is cancelled for the last
+ * time (rnvme_free_ctrl()), so none is armed after that.
+ */
+static void rnvme_ack_wd_arm_live(void)
+{
+	struct rnvme_ctrl *ctrl;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list)
+		if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE)
+			rnvme_ack_wd_arm(ctrl);
 	mutex_unlock(&rnvme_ctrl_mutex);
 }
 

@@ -183,6 +183,34 @@ if is_rnvme; then
 	check_fails "ack_watchdog_ms=600001 is refused" bash -c "echo 600001 > $p/ack_watchdog_ms"
 	check "ack_watchdog_ms=0 (off) is accepted" bash -c "echo 0 > $p/ack_watchdog_ms && echo 1500 > $p/ack_watchdog_ms"
 	check "ack_watchdog_ms back at 1500" test "$(cat $p/ack_watchdog_ms)" = 1500
+	# Off, the watchdog's checks stop waking; on again, the live
+	# controllers' checks resume at once (counted by the workqueue
+	# tracepoint: a run of rnvme_ack_wd_work is one check of a controller).
+	wd_runs() { # SECS
+		local T=/sys/kernel/tracing
+		echo 0 > $T/tracing_on
+		echo > $T/trace
+		echo 1 > $T/tracing_on
+		sleep "$1"
+		echo 0 > $T/tracing_on
+		grep -c 'function rnvme_ack_wd_work' $T/trace
+	}
+	T=/sys/kernel/tracing
+	if { [ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null; } &&
+		echo 1 > $T/events/workqueue/workqueue_execute_start/enable; then
+		echo 0 > $p/ack_watchdog_ms
+		# a check queued before the switch may still run once
+		sleep 1
+		n_off=$(wd_runs 3)
+		echo 1500 > $p/ack_watchdog_ms
+		n_on=$(wd_runs 3)
+		echo 0 > $T/events/workqueue/workqueue_execute_start/enable
+		check "ack_watchdog_ms=0: no check wakes in 3 s ($n_off runs)" test "$n_off" = 0
+		# two live controllers, a check each per 375 ms: some 16
+		check "ack_watchdog_ms=1500 again: the live controllers are checked ($n_on runs in 3 s)" test "$n_on" -ge 4
+	else
+		tap_skip "the watchdog's wakeups: no tracefs workqueue events"
+	fi
 fi
 
 # No spurious failover: healthy I/O at QD16 over both paths for HEALTHY_SECS
