@@ -57,7 +57,7 @@ module:
 		{ echo "rnvme: kernel version checks belong in include/rnvme/compat.h (one probe per API), not in drivers/" >&2; exit 1; }
 	tools/kbuild/prepare.sh $(KVER) $(KDIR) $(BUILD)
 	tools/kbuild/shadow.sh $(CURDIR) $(BUILD)/kbuild
-	$(MAKE) -C $(KDIR) M=$(BUILD)/kbuild RNVME_GEN=$(BUILD) modules
+	$(MAKE) -C $(KDIR) M=$(BUILD)/kbuild RNVME_GEN=$(BUILD) RNVME_BENCH_HOOKS=$(RNVME_BENCH_HOOKS) modules
 	tools/kbuild/check-layout.sh $(KVER) $(KDIR) $(BUILD) $(BUILD)/kbuild/rnvme.ko
 	cp $(BUILD)/kbuild/rnvme.ko $(BUILD)/rnvme.ko
 	$(if $(O),,cp $(BUILD)/rnvme.ko $(CURDIR)/rnvme.ko)

@@ -920,6 +920,7 @@ static int rnvme_init_admin_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 	return 0;
 }
 
+#ifdef RNVME_BENCH_HOOKS
 /* test_extra_work: three instructions an iteration (add, compare, branch) */
 static noinline void rnvme_test_burn(unsigned int n)
 {
@@ -928,6 +929,18 @@ static noinline void rnvme_test_burn(unsigned int n)
 	for (i = 0; i < n; i++)
 		barrier();
 }
+
+static __always_inline void rnvme_bench_hook(void)
+{
+	if (static_branch_unlikely(&rnvme_test_work_key))
+		rnvme_test_burn(READ_ONCE(rnvme_test_extra_work));
+}
+#else
+/* the product has no bench hook: nothing in queue_rq */
+static __always_inline void rnvme_bench_hook(void)
+{
+}
+#endif
 
 /*
  * Number, signal and post a request's SEND (and its REG_MR).  On an
@@ -1014,8 +1027,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (static_branch_unlikely(&rnvme_tele_key))
 		req->tele_requeued = !!(rq->rq_flags & RQF_DONTPREP);
 
-	if (static_branch_unlikely(&rnvme_test_work_key))
-		rnvme_test_burn(READ_ONCE(rnvme_test_extra_work));
+	rnvme_bench_hook();
 
 	/*
 	 * Nothing posted on a connection the target closed gets an answer:

@@ -24,9 +24,11 @@ MODULE_PARM_DESC(transport_name,
 unsigned int rnvme_reconnect_backoff_max;
 module_param_named(reconnect_backoff_max, rnvme_reconnect_backoff_max, uint, 0644);
 
+#ifdef RNVME_BENCH_HOOKS
 /*
- * Test only: a busy loop of this many iterations in every I/O submission, so
- * make bench can show that module_insn_per_io sees a known extra cost.
+ * The bench's build only (RNVME_BENCH_HOOKS): a busy loop of this many
+ * iterations in every I/O submission, so make bench can show that
+ * module_insn_per_io sees a known extra cost.
  */
 unsigned int rnvme_test_extra_work;
 /* on while test_extra_work is not 0: the I/O path tests a jump label */
@@ -49,7 +51,8 @@ static const struct kernel_param_ops rnvme_test_work_ops = {
 module_param_cb(test_extra_work, &rnvme_test_work_ops, &rnvme_test_extra_work,
 		0644);
 MODULE_PARM_DESC(test_extra_work,
-		 "test only: busy-loop iterations added to every I/O submission (default 0)");
+		 "bench build only: busy-loop iterations added to every I/O submission (default 0)");
+#endif
 MODULE_PARM_DESC(reconnect_backoff_max,
 	"Seconds: when above a controller's reconnect_delay, the delay doubles per failed attempt up to this (default 0: fixed reconnect_delay, like nvme-rdma)");
 

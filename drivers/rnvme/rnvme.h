@@ -513,8 +513,10 @@ static inline void rnvme_key_follow(struct static_key_false *key, bool on)
 		static_branch_disable(key);
 }
 
+#ifdef RNVME_BENCH_HOOKS
 extern unsigned int rnvme_test_extra_work;
 DECLARE_STATIC_KEY_FALSE(rnvme_test_work_key);
+#endif
 extern bool rnvme_telemetry;
 /* the telemetry parameter as a jump label: off, the fast path pays a NOP */
 DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
