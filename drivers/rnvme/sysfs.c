@@ -139,7 +139,10 @@ static ssize_t rdma_device_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(rdma_device);
 
-/* work requests posted on all queues since the controller was created */
+/*
+ * Work requests posted on all queues of the current association (the counts
+ * start again with each queue's QP), approximate: see rnvme_count_wrs()
+ */
 static ssize_t wr_posted_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {

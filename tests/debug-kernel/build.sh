@@ -11,11 +11,17 @@
 #       root/lib/modules/KVER modules_install output (booted by run-vm.sh)
 #       kernel.release        KVER, e.g. 6.12.117-rnvme-debug
 #       build.log             full make output
+#       source                the tarball and package version built from
 #       stamp                 written last; present = cache complete
 #
 # key = sha256 of (tarball package version + rnvme-debug.config + this script),
-# so any change to the recipe builds a new tree.  A second call with a complete
-# cache is a no-op.  The last line on stdout is always the cache directory.
+# so any change to the recipe builds a new kernel.  A second call with a
+# complete cache is a no-op.  The last line on stdout is always the cache
+# directory.  A new key on the same source takes over the tree of the entry
+# built from it before (src/ and build/ become links to that tree, whose
+# paths must not change: kbuild's saved command lines name them), and kbuild
+# rebuilds only what the change touches; that older entry is then no longer
+# complete (its stamp and modules go).
 #
 # usage: tests/debug-kernel/build.sh [--print-key] [-j N]
 #   RNVME_DEBUG_KERNEL_CACHE  base directory (default /var/cache/rnvme/debug-kernel)
@@ -85,7 +91,25 @@ fi
 
 t_start=$(date +%s)
 src=$cache/src obj=$cache/build blog=$cache/build.log
+srcid="tarball $(basename "$tarball") $pkgver"
 log "key $key ($(basename "$tarball") $pkgver); cache $cache"
+if [ ! -e "$src" ] && [ ! -e "$obj" ]; then
+	for d in "$base"/*/; do
+		d=${d%/}
+		if [ "$d" = "$cache" ] || [ ! -f "$d/source" ] || [ ! -d "$d/src" ] || [ ! -d "$d/build" ]; then
+			continue
+		fi
+		[ "$(cat "$d/source")" = "$srcid" ] || continue
+		tsrc=$(realpath "$d/src") tobj=$(realpath "$d/build")
+		[ -f "$tsrc/.extracted" ] || continue
+		log "taking over the tree of $d (same source): $tobj"
+		# that entry's kernel is rebuilt in place: it is no longer complete
+		rm -f "$d/stamp"
+		rm -rf "$d/root"
+		{ ln -s "$tsrc" "$src" && ln -s "$tobj" "$obj"; } || die "cannot link $src and $obj to the tree of $d"
+		break
+	done
+fi
 if [ ! -f "$src/.extracted" ]; then
 	log "extracting $tarball"
 	rm -rf "$src"
@@ -164,6 +188,7 @@ kmake INSTALL_MOD_PATH="$cache/root" modules_install >> "$blog" 2>&1 ||
 [ -n "$(find "$cache/root/lib/modules/$kver" -name nvme-core.ko)" ] ||
 	die "nvme-core.ko missing from $cache/root/lib/modules/$kver"
 echo "$kver" > "$cache/kernel.release"
+echo "$srcid" > "$cache/source"
 
 t_end=$(date +%s)
 nobj=$(find "$obj" -name '*.o' | wc -l)
