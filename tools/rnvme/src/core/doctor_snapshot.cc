@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/doctor.h"
+#include "core/topology.h"
 
 namespace rnvme {
 namespace {
@@ -78,15 +79,22 @@ json int_map_json(const std::map<int, int>& m) {
   return j;
 }
 
+// a key of a priority map: an integer, or the snapshot is bad (a json error,
+// reported as one by the reader)
+int map_key(const std::string& k) {
+  if (auto v = parse_int(k)) return *v;
+  throw json::other_error::create(501, fmt::format("map key '{}' is not an integer", k), nullptr);
+}
+
 std::map<int, int> int_map_from(const json& j) {
   std::map<int, int> m;
-  for (const auto& [k, v] : j.items()) m[std::stoi(k)] = v.get<int>();
+  for (const auto& [k, v] : j.items()) m[map_key(k)] = v.get<int>();
   return m;
 }
 
 std::map<int, bool> prio_map_from(const json& j) {
   std::map<int, bool> m;
-  for (const auto& [k, v] : j.items()) m[std::stoi(k)] = v.get<bool>();
+  for (const auto& [k, v] : j.items()) m[map_key(k)] = v.get<bool>();
   return m;
 }
 

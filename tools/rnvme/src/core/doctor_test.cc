@@ -812,6 +812,20 @@ TEST(DoctorSnapshotJson, BadTypesAreAnError) {
   EXPECT_FALSE(snapshot_from_json(nlohmann::json::array()).ok());
 }
 
+TEST(DoctorSnapshotJson, NonIntegerPriorityKeyIsAnError) {
+  for (const char* key : {"x", "99999999999", ""}) {
+    nlohmann::json j{{"netdevs", {{"eth0", {{"egress_qos", {{key, 3}}}}}}}};
+    Result<DoctorSnapshot> r = DoctorSnapshot{};
+    EXPECT_NO_THROW(r = snapshot_from_json(j)) << key;
+    ASSERT_FALSE(r.ok()) << key;
+    EXPECT_TRUE(has(r.error().message, "is not an integer")) << r.error().message;
+  }
+  nlohmann::json ok{{"netdevs", {{"eth0", {{"ecn_np", {{"3", true}}}}}}}};
+  auto r = snapshot_from_json(ok);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r.value().netdevs.at("eth0").ecn_np.at(3));
+}
+
 // The whole rendering of one fixture, text and JSON, against reviewed golden files.
 TEST(DoctorPrinter, GoldenE810) {
   DoctorReport r = run_doctor_checks(fixture("e810-irdma-dscp-partial.json"));

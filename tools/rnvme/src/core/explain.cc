@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <limits>
 #include <regex>
 
 #include "core/nvme_status.h"
@@ -47,16 +49,39 @@ struct CmReject {
   int nvme = -1;    // NVMe/RDMA status from the consumer reject data, -1 if none
 };
 
+// A number the kernel logged, decimal or 0x-hex; nullopt when it does not
+// fit an int (kernel text is input: it must not throw).
+std::optional<int> logged_int(std::string_view s) {
+  int base = 10;
+  if (s.starts_with("0x") || s.starts_with("0X")) {
+    s.remove_prefix(2);
+    base = 16;
+  }
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
 std::optional<CmReject> find_cm_reject(const std::vector<std::string>& lines) {
   static const std::regex intree(R"(Connect rejected: status (\d+)(?:[^.]*nvme status (\d+))?)");
   static const std::regex ours_nvme(R"(rejected the connection: NVMe/RDMA status (0x[0-9a-fA-F]+|\d+))");
   static const std::regex ours_cm(R"(connection rejected: [^;]*\((\d+)\))");
   for (const auto& l : lines) {
     std::smatch m;
-    if (std::regex_search(l, m, intree))
-      return CmReject{std::stoi(m[1]), m[2].matched ? std::stoi(m[2]) : -1};
-    if (std::regex_search(l, m, ours_nvme)) return CmReject{28, std::stoi(m[1], nullptr, 0)};
-    if (std::regex_search(l, m, ours_cm)) return CmReject{std::stoi(m[1]), -1};
+    // a number too large for an int is not a reject this tool knows
+    if (std::regex_search(l, m, intree)) {
+      auto cm = logged_int(m[1].str());
+      auto nvme = m[2].matched ? logged_int(m[2].str()) : std::optional<int>(-1);
+      if (cm && nvme) return CmReject{*cm, *nvme};
+      continue;
+    }
+    if (std::regex_search(l, m, ours_nvme)) {
+      if (auto nvme = logged_int(m[1].str())) return CmReject{28, *nvme};
+      continue;
+    }
+    if (std::regex_search(l, m, ours_cm))
+      if (auto cm = logged_int(m[1].str())) return CmReject{*cm, -1};
   }
   return std::nullopt;
 }
@@ -144,7 +169,9 @@ std::optional<Diagnosis> from_kernel_lines(const ConnectFacts& f) {
   for (const auto& l : k) {
     std::smatch m;
     if (std::regex_search(l, m, resolve)) {
-      int e = -std::stoi(m[1]);
+      auto logged = logged_int(m[1].str());
+      if (!logged || *logged == std::numeric_limits<int>::min()) continue;
+      int e = -*logged;
       if (e == ENODEV || e == EADDRNOTAVAIL || e == EINVAL)
         return make(FailureClass::kNoRdmaDevice,
                     fmt::format("no RDMA device owns the source address {} ({})",

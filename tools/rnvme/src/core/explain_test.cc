@@ -95,6 +95,26 @@ TEST(Explain, CmRejectWithNvmeRdmaStatus) {
   EXPECT_NE(explain_connect_failure(f).cause.find("invalid host SQ size"), std::string::npos);
 }
 
+// Kernel text is input: a number that does not fit an int is not a reject
+// this tool knows, and nothing throws (it used to end as "internal error").
+TEST(Explain, OversizedNumbersInKernelLinesDoNotThrow) {
+  auto f = healthy(ECONNRESET);
+  f.kernel = {"nvme nvme0: Connect rejected: status 99999999999 (consumer defined) nvme status 6 (x).",
+              "nvme nvme0: Connect rejected: status 28 (consumer defined) nvme status 77777777777 (x).",
+              "nvme nvme0: queue 0: the target rejected the connection: NVMe/RDMA status 0x1ffffffff (x)",
+              "nvme nvme0: queue 0: connection rejected: invalid service ID (88888888888); is ...",
+              "nvme nvme0: rdma_resolve_addr failed (-99999999999)."};
+  FailureClass c = FailureClass::kUnknown;
+  EXPECT_NO_THROW(c = cls(f));
+  EXPECT_EQ(c, FailureClass::kWrongPort);  // as with no kernel lines at all
+  // a well-formed line after the oversized ones still counts
+  f.kernel.push_back("nvme nvme0: Connect rejected: status 8 (invalid service ID).");
+  EXPECT_EQ(cls(f), FailureClass::kWrongPort);
+  f.kernel = {"nvme nvme0: Connect rejected: status 99999999999 (x).",
+              "nvme nvme0: queue 0: the target rejected the connection: NVMe/RDMA status 0x6 (target out of resources)"};
+  EXPECT_EQ(cls(f), FailureClass::kTargetRejected);
+}
+
 TEST(Explain, UnreachableFromRoute) {
   auto f = healthy(ECONNRESET);
   f.env.source_addr.clear();
