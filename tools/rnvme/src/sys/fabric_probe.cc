@@ -275,15 +275,16 @@ VlanFacts LibnlFabricProbe::vlan(const std::string& ifn) {
 DcbState LibnlFabricProbe::dcb(const std::string& ifn) {
   DcbState out;
   Msg msg(nlmsg_alloc_simple(RTM_GETDCB, NLM_F_REQUEST));
-  if (!msg) {
-    out.error = "out of memory";
-    return out;
-  }
   dcbmsg dm{};
   dm.dcb_family = AF_UNSPEC;
   dm.cmd = DCB_CMD_IEEE_GET;
-  nlmsg_append(msg.get(), &dm, sizeof dm, NLMSG_ALIGNTO);
-  nla_put_string(msg.get(), DCB_ATTR_IFNAME, ifn.c_str());
+  if (!nl::built(msg, [&](nl_msg* m) {
+        return nlmsg_append(m, &dm, sizeof dm, NLMSG_ALIGNTO) == 0 &&
+               nla_put_string(m, DCB_ATTR_IFNAME, ifn.c_str()) == 0;
+      })) {
+    out.error = fmt::format("RTM_GETDCB {}: cannot build the request", ifn);
+    return out;
+  }
   bool got = false;
   Reply r = transact(msg.get(), [&](nlmsghdr* h) {
     if (h->nlmsg_type != RTM_GETDCB) return;
@@ -348,8 +349,11 @@ DeviceLimits LibnlFabricProbe::device_limits(const RdmaDevice& dev) {
   if (dev.index < 0) return l;
   // The resource summary of `rdma resource show`: entries of name and current count.
   Msg msg(nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_RES_GET), NLM_F_REQUEST));
-  if (!msg) return l;
-  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(dev.index));
+  // unbuilt, the resource counts stay unknown, as when the kernel has none
+  if (!nl::built(msg, [&](nl_msg* m) {
+        return nla_put_u32(m, RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(dev.index)) == 0;
+      }))
+    return l;
   transact(
       msg.get(),
       [&](nlmsghdr* h) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 
+#include "sys/netlink.h"
 #include "sys/nl_handles.h"
 
 namespace rnvme {
@@ -65,6 +66,24 @@ Msg dcb_reply(bool with_ieee) {
   }
   nla_put_u8(m.get(), DCB_ATTR_DCBX, DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE);
   return m;
+}
+
+// A request is built whole or not sent: an attribute that does not fit, or
+// no message at all, is a failure to build, before any socket is opened.
+TEST(NetlinkRequest, BuiltWholeOrNotAtAll) {
+  const std::string huge(70000, 'x');  // longer than a netlink message
+  nl::Msg m(nlmsg_alloc_simple(RTM_GETDCB, NLM_F_REQUEST));
+  EXPECT_TRUE(nl::built(m, [](nl_msg* msg) { return nla_put_u32(msg, 1, 7) == 0; }));
+  EXPECT_FALSE(nl::built(m, [&](nl_msg* msg) { return nla_put_string(msg, 2, huge.c_str()) == 0; }));
+  EXPECT_FALSE(nl::built(nl::Msg(), nullptr));
+  EXPECT_TRUE(nl::built(m, nullptr));
+
+  auto st = LibnlRdmaNetlink().add_link(huge, "rxe", "eth0");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("cannot build the netlink request"), std::string::npos)
+      << st.error().message;
+  DcbState d = LibnlFabricProbe().dcb(huge);
+  EXPECT_NE(d.error.find("cannot build the request"), std::string::npos) << d.error;
 }
 
 TEST(FabricProbe, ParsesAnIeeeDcbReply) {

@@ -37,6 +37,18 @@ Msg new_msg(int cmd, int flags) {
   return Msg(nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd), flags));
 }
 
+// The request for @what, with the attributes put() adds; an error when it
+// cannot be built whole (nothing is sent then).
+Result<Msg> request(int cmd, int flags, std::string_view what,
+                    const std::function<bool(nl_msg*)>& put = nullptr) {
+  Msg msg = new_msg(cmd, flags);
+  if (!nl::built(msg, put))
+    return make_error(ErrorCode::kFailure,
+                      fmt::format("{}: cannot build the netlink request (out of memory, or an "
+                                  "attribute longer than a message)", what));
+  return msg;
+}
+
 using Attrs = std::array<nlattr*, RDMA_NLDEV_ATTR_MAX>;
 
 bool parse(nl_msg* msg, Attrs& tb) {
@@ -83,8 +95,9 @@ Result<std::vector<RdmaDevice>> LibnlRdmaNetlink::devices() {
   if (!sock) return sock.error();
   std::vector<RdmaDevice> devs;
   {
-    Msg msg = new_msg(RDMA_NLDEV_CMD_GET, NLM_F_REQUEST | NLM_F_DUMP);
-    auto st = transact(sock->get(), msg.get(), [&](nl_msg* m) {
+    auto msg = request(RDMA_NLDEV_CMD_GET, NLM_F_REQUEST | NLM_F_DUMP, "list RDMA devices");
+    if (!msg) return msg.error();
+    auto st = transact(sock->get(), msg->get(), [&](nl_msg* m) {
       Attrs tb;
       if (!parse(m, tb) || !tb[RDMA_NLDEV_ATTR_DEV_INDEX] || !tb[RDMA_NLDEV_ATTR_DEV_NAME]) return;
       RdmaDevice d;
@@ -96,9 +109,13 @@ Result<std::vector<RdmaDevice>> LibnlRdmaNetlink::devices() {
   }
   for (auto& d : devs) {
     // Port dumps are per device: the kernel requires the device index.
-    Msg msg = new_msg(RDMA_NLDEV_CMD_PORT_GET, NLM_F_REQUEST | NLM_F_DUMP);
-    nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(d.index));
-    auto st = transact(sock->get(), msg.get(), [&](nl_msg* m) {
+    auto msg = request(RDMA_NLDEV_CMD_PORT_GET, NLM_F_REQUEST | NLM_F_DUMP, "list RDMA ports",
+                       [&](nl_msg* m) {
+                         return nla_put_u32(m, RDMA_NLDEV_ATTR_DEV_INDEX,
+                                            static_cast<uint32_t>(d.index)) == 0;
+                       });
+    if (!msg) return msg.error();
+    auto st = transact(sock->get(), msg->get(), [&](nl_msg* m) {
       Attrs tb;
       if (!parse(m, tb) || !tb[RDMA_NLDEV_ATTR_PORT_INDEX]) return;
       RdmaPort p;
@@ -121,14 +138,16 @@ Result<std::vector<RdmaDevice>> LibnlRdmaNetlink::devices() {
 
 Status LibnlRdmaNetlink::add_link(const std::string& name, const std::string& type,
                                   const std::string& netdev) {
+  const std::string what = fmt::format("rdma link add {} type {} netdev {}", name, type, netdev);
+  auto msg = request(RDMA_NLDEV_CMD_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, what, [&](nl_msg* m) {
+    return nla_put_string(m, RDMA_NLDEV_ATTR_DEV_NAME, name.c_str()) == 0 &&
+           nla_put_string(m, RDMA_NLDEV_ATTR_LINK_TYPE, type.c_str()) == 0 &&
+           nla_put_string(m, RDMA_NLDEV_ATTR_NDEV_NAME, netdev.c_str()) == 0;
+  });
+  if (!msg) return msg.error();
   auto sock = open_socket();
   if (!sock) return sock.error();
-  Msg msg = new_msg(RDMA_NLDEV_CMD_NEWLINK, NLM_F_REQUEST | NLM_F_ACK);
-  nla_put_string(msg.get(), RDMA_NLDEV_ATTR_DEV_NAME, name.c_str());
-  nla_put_string(msg.get(), RDMA_NLDEV_ATTR_LINK_TYPE, type.c_str());
-  nla_put_string(msg.get(), RDMA_NLDEV_ATTR_NDEV_NAME, netdev.c_str());
-  return transact(sock->get(), msg.get(), [](nl_msg*) {},
-                  fmt::format("rdma link add {} type {} netdev {}", name, type, netdev));
+  return transact(sock->get(), msg->get(), [](nl_msg*) {}, what);
 }
 
 Status LibnlRdmaNetlink::del_link(const std::string& name) {
@@ -139,21 +158,27 @@ Status LibnlRdmaNetlink::del_link(const std::string& name) {
   if (it == devs->end())
     return make_error(ErrorCode::kNotFound, fmt::format("no RDMA device named {}", name), {},
                       "'rnvme rdma' lists the devices");
+  const std::string what = fmt::format("rdma link delete {}", name);
+  auto msg = request(RDMA_NLDEV_CMD_DELLINK, NLM_F_REQUEST | NLM_F_ACK, what, [&](nl_msg* m) {
+    return nla_put_u32(m, RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(it->index)) == 0;
+  });
+  if (!msg) return msg.error();
   auto sock = open_socket();
   if (!sock) return sock.error();
-  Msg msg = new_msg(RDMA_NLDEV_CMD_DELLINK, NLM_F_REQUEST | NLM_F_ACK);
-  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(it->index));
-  return transact(sock->get(), msg.get(), [](nl_msg*) {}, fmt::format("rdma link delete {}", name));
+  return transact(sock->get(), msg->get(), [](nl_msg*) {}, what);
 }
 
 Result<std::map<std::string, uint64_t>> LibnlRdmaNetlink::port_counters(int dev_index, int port) {
+  const std::string what = fmt::format("read the counters of RDMA device {} port {}", dev_index, port);
+  auto msg = request(RDMA_NLDEV_CMD_STAT_GET, NLM_F_REQUEST | NLM_F_ACK, what, [&](nl_msg* m) {
+    return nla_put_u32(m, RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(dev_index)) == 0 &&
+           nla_put_u32(m, RDMA_NLDEV_ATTR_PORT_INDEX, static_cast<uint32_t>(port)) == 0;
+  });
+  if (!msg) return msg.error();
   auto sock = open_socket();
   if (!sock) return sock.error();
-  Msg msg = new_msg(RDMA_NLDEV_CMD_STAT_GET, NLM_F_REQUEST | NLM_F_ACK);
-  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(dev_index));
-  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_PORT_INDEX, static_cast<uint32_t>(port));
   std::map<std::string, uint64_t> out;
-  auto st = transact(sock->get(), msg.get(), [&](nl_msg* m) {
+  auto st = transact(sock->get(), msg->get(), [&](nl_msg* m) {
     Attrs tb;
     if (!parse(m, tb) || !tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS]) return;
     nlattr* entry;
@@ -167,7 +192,7 @@ Result<std::map<std::string, uint64_t>> LibnlRdmaNetlink::port_counters(int dev_
       out[nla_get_string(e[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME])] =
           nla_get_u64(e[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE]);
     }
-  }, fmt::format("read the counters of RDMA device {} port {}", dev_index, port));
+  }, what);
   if (!st) return st.error();
   return out;
 }
@@ -186,12 +211,16 @@ Result<int> device_index(RdmaNetlink& nl, const std::string& name) {
 Result<std::optional<bool>> LibnlRdmaNetlink::adaptive_moderation(const std::string& dev) {
   auto idx = device_index(*this, dev);
   if (!idx) return idx.error();
+  auto msg = request(RDMA_NLDEV_CMD_GET, NLM_F_REQUEST, fmt::format("read RDMA device {}", dev),
+                     [&](nl_msg* m) {
+                       return nla_put_u32(m, RDMA_NLDEV_ATTR_DEV_INDEX,
+                                          static_cast<uint32_t>(*idx)) == 0;
+                     });
+  if (!msg) return msg.error();
   auto sock = open_socket();
   if (!sock) return sock.error();
-  Msg msg = new_msg(RDMA_NLDEV_CMD_GET, NLM_F_REQUEST);
-  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(*idx));
   std::optional<bool> on;
-  auto st = transact(sock->get(), msg.get(), [&](nl_msg* m) {
+  auto st = transact(sock->get(), msg->get(), [&](nl_msg* m) {
     Attrs tb;
     if (parse(m, tb) && tb[RDMA_NLDEV_ATTR_DEV_DIM]) on = nla_get_u8(tb[RDMA_NLDEV_ATTR_DEV_DIM]) != 0;
   }, fmt::format("read RDMA device {}", dev));
@@ -202,12 +231,16 @@ Result<std::optional<bool>> LibnlRdmaNetlink::adaptive_moderation(const std::str
 Status LibnlRdmaNetlink::set_adaptive_moderation(const std::string& dev, bool on) {
   auto idx = device_index(*this, dev);
   if (!idx) return idx.error();
+  auto msg = request(RDMA_NLDEV_CMD_SET, NLM_F_REQUEST | NLM_F_ACK,
+                     fmt::format("rdma dev set {} adaptive-moderation", dev), [&](nl_msg* m) {
+                       return nla_put_u32(m, RDMA_NLDEV_ATTR_DEV_INDEX,
+                                          static_cast<uint32_t>(*idx)) == 0 &&
+                              nla_put_u8(m, RDMA_NLDEV_ATTR_DEV_DIM, on ? 1 : 0) == 0;
+                     });
+  if (!msg) return msg.error();
   auto sock = open_socket();
   if (!sock) return sock.error();
-  Msg msg = new_msg(RDMA_NLDEV_CMD_SET, NLM_F_REQUEST | NLM_F_ACK);
-  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(*idx));
-  nla_put_u8(msg.get(), RDMA_NLDEV_ATTR_DEV_DIM, on ? 1 : 0);
-  nl::Exchange x = nl::transact(sock->get(), msg.get(), [](nl_msg*) {});
+  nl::Exchange x = nl::transact(sock->get(), msg->get(), [](nl_msg*) {});
   if (x.rc < 0) {
     Error e = nl_error(fmt::format("rdma dev set {} adaptive-moderation {}", dev, on ? "on" : "off"), x.rc);
     e.sys_errno = x.err;

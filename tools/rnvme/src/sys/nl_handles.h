@@ -53,6 +53,12 @@ using Route = std::unique_ptr<rtnl_route, RouteDeleter>;
 using Neigh = std::unique_ptr<rtnl_neigh, NeighDeleter>;
 using Link = std::unique_ptr<rtnl_link, LinkDeleter>;
 
+// A request is built whole or not sent: the message was allocated and every
+// attribute went in (put: the nla_put* calls, true when all returned 0).
+inline bool built(const Msg& msg, const std::function<bool(nl_msg*)>& put) {
+  return msg && (!put || put(msg.get()));
+}
+
 struct Exchange {
   int rc = 0;         // libnl's code: < 0 when sending or receiving failed (a kernel error included)
   int err = 0;        // the errno the kernel answered with (positive); ENOMEM if no callback set
