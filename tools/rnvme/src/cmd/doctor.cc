@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cmd/commands.h"
+#include "core/ip.h"
 #include "core/doctor.h"
 #include "sys/fabric_probe.h"
 #include "sys/sysfs.h"
@@ -139,10 +140,6 @@ ModuleFacts read_modules(Context& ctx) {
   return m;
 }
 
-bool is_ip(const std::string& s) {
-  unsigned char b[16];
-  return inet_pton(AF_INET, s.c_str(), b) == 1 || inet_pton(AF_INET6, s.c_str(), b) == 1;
-}
 
 }  // namespace
 
@@ -210,7 +207,7 @@ DoctorSnapshot gather_doctor_snapshot(Context& ctx, FabricProbe& probe, const Do
 
 Status run_doctor(Context& ctx, FabricProbe& probe, const DoctorArgs& args) {
   if (args.json) ctx.out.set_format(Format::kJson);
-  if (!args.traddr.empty() && !is_ip(args.traddr))
+  if (!args.traddr.empty() && !is_ip_address(args.traddr))
     return make_error(ErrorCode::kUsage, fmt::format("--traddr {}: not an IPv4 or IPv6 address", args.traddr),
                       {}, "give the target's IP address (the RDMA CM resolves addresses, not names)");
   if (!args.trsvcid.empty()) {

@@ -1,4 +1,5 @@
 #include "core/config.h"
+#include "core/ip.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -174,12 +175,8 @@ namespace {
 // Two spellings of one address (IPv6 has many) are the same address.
 bool same_address(const std::string& a, const std::string& b) {
   if (a == b) return true;
-  for (int af : {AF_INET, AF_INET6}) {
-    unsigned char x[16] = {}, y[16] = {};
-    if (inet_pton(af, a.c_str(), x) == 1 && inet_pton(af, b.c_str(), y) == 1)
-      return std::memcmp(x, y, sizeof x) == 0;
-  }
-  return false;
+  auto x = parse_ip(a), y = parse_ip(b);
+  return x && y && *x == *y;
 }
 
 }  // namespace

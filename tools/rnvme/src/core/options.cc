@@ -160,12 +160,6 @@ bool is_rdma_transport_name(std::string_view t) {
   });
 }
 
-bool is_ip_address(std::string_view s) {
-  std::string str(s);
-  unsigned char buf[16];
-  return inet_pton(AF_INET, str.c_str(), buf) == 1 || inet_pton(AF_INET6, str.c_str(), buf) == 1;
-}
-
 Status validate(const ConnectOptions& o) {
   if (!is_rdma_transport_name(o.transport))
     return bad("transport", o.transport,

@@ -2,6 +2,7 @@
 // exact option string nvme-fabrics parses from /dev/nvme-fabrics.
 #pragma once
 
+#include "core/ip.h"
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,7 +92,6 @@ struct ConnectReply {
 // Parses "instance=N,cntlid=M\n" as read back from /dev/nvme-fabrics.
 Result<ConnectReply> parse_connect_reply(std::string_view text);
 
-bool is_ip_address(std::string_view s);
 bool is_rdma_transport_name(std::string_view t);
 
 }  // namespace rnvme

@@ -1,8 +1,10 @@
 #include "core/rdma.h"
+#include "core/ip.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <cctype>
 #include <cstring>
 
@@ -17,15 +19,16 @@ std::string strip_state_prefix(std::string_view s) {
 }
 
 std::optional<std::string> gid_for_address(std::string_view ip) {
-  std::string str(ip);
-  unsigned char b[16] = {};
-  in_addr v4{};
-  if (inet_pton(AF_INET, str.c_str(), &v4) == 1) {
+  auto a = parse_ip(ip);
+  if (!a) return std::nullopt;
+  std::array<uint8_t, 16> b{};
+  if (a->family == AF_INET) {
+    // an IPv4 address's RoCE v2 GID is its IPv4-mapped IPv6 address
     b[10] = 0xff;
     b[11] = 0xff;
-    std::memcpy(b + 12, &v4, 4);
-  } else if (inet_pton(AF_INET6, str.c_str(), b) != 1) {
-    return std::nullopt;
+    std::memcpy(b.data() + 12, a->bytes.data(), 4);
+  } else {
+    b = a->bytes;
   }
   std::string g;
   for (int i = 0; i < 16; i += 2) {

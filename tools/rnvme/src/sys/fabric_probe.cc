@@ -1,4 +1,5 @@
 #include "sys/fabric_probe.h"
+#include "core/ip.h"
 #include "sys/nl_handles.h"
 
 #include <arpa/inet.h>
@@ -61,11 +62,10 @@ Reply transact(nl_msg* msg, const std::function<void(nlmsghdr*)>& on_msg,
 }
 
 // `ip` as a libnl address (its family and bytes); empty if it is not an IP address.
-nl::Addr parse_ip(const std::string& ip) {
-  std::array<unsigned char, 16> b{};
-  if (inet_pton(AF_INET, ip.c_str(), b.data()) == 1) return nl::Addr(nl_addr_build(AF_INET, b.data(), 4));
-  if (inet_pton(AF_INET6, ip.c_str(), b.data()) == 1) return nl::Addr(nl_addr_build(AF_INET6, b.data(), 16));
-  return {};
+nl::Addr nl_address(const std::string& ip) {
+  auto a = parse_ip(ip);
+  if (!a) return {};
+  return nl::Addr(nl_addr_build(a->family, a->bytes.data(), a->size()));
 }
 
 std::string ip_text(nl_addr* a) {
@@ -126,7 +126,7 @@ RouteFacts parse_route_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifi
 
 RouteFacts LibnlFabricProbe::route_to(const std::string& dst) {
   RouteFacts out;
-  nl::Addr addr = parse_ip(dst);
+  nl::Addr addr = nl_address(dst);
   if (!addr) {
     out.err = EINVAL;
     out.error = "not an IP address: " + dst;
@@ -162,7 +162,7 @@ RouteFacts LibnlFabricProbe::route_to(const std::string& dst) {
 }
 
 std::string neighbour_in(nl_cache* neighbours, int ifindex, const std::string& ip) {
-  nl::Addr addr = parse_ip(ip);
+  nl::Addr addr = nl_address(ip);
   if (!addr || !neighbours) return {};
   nl::Neigh n(rtnl_neigh_get(neighbours, ifindex, addr.get()));
   const int state = n ? rtnl_neigh_get_state(n.get()) : -1;
@@ -171,7 +171,7 @@ std::string neighbour_in(nl_cache* neighbours, int ifindex, const std::string& i
 
 std::string LibnlFabricProbe::neighbour_state(const std::string& ifn, const std::string& ip) {
   const unsigned idx = if_nametoindex(ifn.c_str());
-  if (!idx || !parse_ip(ip)) return {};
+  if (!idx || !nl_address(ip)) return {};
   Reply ignored;
   Sock sock = open_socket(NETLINK_ROUTE, ignored);
   nl_cache* cache = nullptr;

@@ -1,4 +1,5 @@
 #include "sys/route.h"
+#include "core/ip.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -15,19 +16,20 @@ namespace {
 
 bool to_sockaddr(const std::string& ip, sockaddr_storage& ss, socklen_t& len) {
   std::memset(&ss, 0, sizeof ss);
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
-  if (inet_pton(AF_INET, ip.c_str(), &v4->sin_addr) == 1) {
+  auto a = parse_ip(ip);
+  if (!a) return false;
+  if (a->family == AF_INET) {
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
     v4->sin_family = AF_INET;
+    std::memcpy(&v4->sin_addr, a->bytes.data(), 4);
     len = sizeof *v4;
-    return true;
-  }
-  if (inet_pton(AF_INET6, ip.c_str(), &v6->sin6_addr) == 1) {
+  } else {
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
     v6->sin6_family = AF_INET6;
+    std::memcpy(&v6->sin6_addr, a->bytes.data(), 16);
     len = sizeof *v6;
-    return true;
   }
-  return false;
+  return true;
 }
 
 }  // namespace
