@@ -164,7 +164,7 @@ log "building $kver with -j$jobs under nice -n 19 (log: $blog)"
 t_build=$(date +%s)
 (
 	while sleep 60; do
-		n=$(find "$obj" -name '*.o' -newer "$obj/.config" 2>/dev/null | wc -l)
+		n=$(find "$obj/" -name '*.o' -newer "$obj/.config" 2>/dev/null | wc -l)
 		log "progress: $n objects, $(( ($(date +%s) - t_build) / 60 )) min elapsed, last: $(tail -n 1 "$blog" | cut -c1-100)"
 	done
 ) &
@@ -191,7 +191,7 @@ echo "$kver" > "$cache/kernel.release"
 echo "$srcid" > "$cache/source"
 
 t_end=$(date +%s)
-nobj=$(find "$obj" -name '*.o' | wc -l)
+nobj=$(find "$obj/" -name '*.o' | wc -l)
 echo "kver $kver key $key built $(date -u +%FT%TZ) compile_s $((t_built - t_build)) total_s $((t_end - t_start))s objects $nobj jobs $jobs" > "$cache/stamp"
 log "done: $kver in $((t_end - t_start)) s ($nobj objects); $cache"
 echo "$cache"
