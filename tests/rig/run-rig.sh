@@ -207,15 +207,23 @@ fi
 tpid=$!
 # The host guest's QEMU connects to the target's sockets (stream), or sends
 # to the ports the target bound (dgram): wait until they are open.  Taps
-# take frames whether or not the other end is up yet.
-if [ "$RIG_WIRE" != tap ]; then
-	for _ in $(seq 1 300); do
-		! port_free "$pa" && ! port_free "$pb" && break
-		kill -0 "$tpid" 2>/dev/null || { cat "$out/target/run-vm.log" >&2; die "target VM exited early"; }
-		sleep 0.2
-	done
-	port_free "$pb" && die "target VM did not open the wire sockets in 60 s"
-fi
+# take frames whether or not the other end is up, but the host's run-vm.sh
+# must not start before the target's QEMU does: both would build a missing
+# initramfs at once (run-vm.sh builds it before it starts QEMU, which then
+# opens its monitor socket).
+target_up() {
+	if [ "$RIG_WIRE" = tap ]; then
+		[ -S "$sockdir/target.mon" ]
+	else
+		! port_free "$pa" && ! port_free "$pb"
+	fi
+}
+for _ in $(seq 1 1500); do
+	target_up && break
+	kill -0 "$tpid" 2>/dev/null || { cat "$out/target/run-vm.log" >&2; die "target VM exited early"; }
+	sleep 0.2
+done
+target_up || die "target VM did not start its QEMU in 300 s (see $out/target/run-vm.log)"
 
 "${inns[@]}" "$REPO/tests/vm/run-vm.sh" --kver "$kver" "${kdir[@]}" "${append[@]}" --timeout "$timeout_s" --mem "$hmem" --smp 2 \
 	--out "$out" "${hargs[@]}" "${verbose[@]}" -- "$REPO/tests/rig/guest-host.sh" &
