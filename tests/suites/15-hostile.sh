@@ -323,11 +323,15 @@ fi
 
 # ---------------------------------------------------------------- faults the host recovers from
 scenario_recovers cqe-unknown-cid --fault cqe-unknown-cid -- 'unknown command id|invalid id|tag'
-scenario_recovers cqe-dup --fault cqe-dup -- 'duplicate response|genctr mismatch'
+# A repeated completion finds its request still in flight and answered
+# ("duplicate"), or already ended or its tag reused ("stale"); the in-tree
+# driver's nvme_find_rq() says "genctr mismatch" for a reused tag.
+scenario_recovers cqe-dup --fault cqe-dup -- 'duplicate response|stale response|genctr mismatch'
 # nvme-core bumps a request's generation counter when it completes, so a
-# stale completion is normally refused by nvme_find_rq ("genctr mismatch");
-# rnvme's own check catches one whose counter wrapped (16 uses later) and a
-# duplicate that arrives while the command is still in flight.
+# stale completion names a generation the tag no longer has: rnvme tests it
+# itself (without nvme_find_rq()'s unlimited log line) and says "stale
+# response"; a counter that wrapped (16 uses later) is caught by the state
+# and answered-once tests.
 scenario_recovers cqe-stale --fault cqe-stale -- 'stale response|genctr mismatch'
 scenario_recovers cqe-short --fault cqe-short -- 'response of 8 bytes|short|8 bytes'
 # The host's MR bounds the target's RDMA WRITE (remote access error at the
