@@ -62,7 +62,7 @@ target_stop() {
 	TGT_PID=
 	# Soft-RoCE's own failure (a retransmission re-runs a fast
 	# registration, see fx_rxe_up): name it, with the retry counters
-	if fx_dmesg_since_mark | grep -q 'rxe_reg_fast_mr.*not free'; then
+	if fx_dmesg_since_mark | grep 'rxe_reg_fast_mr.*not free' >/dev/null; then
 		echo "# $SCEN: Soft-RoCE re-ran a fast registration; $RDMA_DEV0: $(rdma statistic show link "$RDMA_DEV0/1" 2>&1 |
 			grep -oE '(out_of_seq_request|rcvd_seq_err|completer_retry_err) [0-9]+' | tr '\n' ' ')"
 	fi
