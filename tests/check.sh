@@ -329,7 +329,7 @@ fi
 if [ -n "$dk_pid" ] && kill -0 "$dk_pid" 2>/dev/null; then
 	echo "# the debug kernel build continues beside the rig (nice 19; $(($(date +%s) - t_dk_build)) s so far)"
 fi
-stage "two-VM fault rig on $KVER (target guest + host guest joined by wires on 127.0.0.1)"
+stage "two-VM fault rig on $KVER (target guest + host guest joined by two tap wires in a network namespace of their own)"
 if [ "$module_ok" = 1 ] && have_time "two-VM fault rig"; then
 	tests/run-all.sh --rig --kver "$KVER" --timeout "$(vm_limit 3600)" 2>&1 | tee "$OUT"/check/vm-rig.log
 	add_total "$OUT"/check/vm-rig.log "rig suites"
