@@ -108,22 +108,36 @@ static void rnvme_map_global_rkey(struct rnvme_queue *queue,
 			queue->dev->pd->unsafe_global_rkey, false);
 }
 
-/* pop a free MR of @queue's pool; NULL when none is free */
-static __always_inline struct ib_mr *rnvme_mr_get(struct rnvme_queue *queue,
-						  struct rnvme_request *req)
+/*
+ * Take a free MR of @queue's pool; NULL when none is free.  Takers hold
+ * post_lock (one at a time); givers do not (rnvme_mr_put()).
+ */
+static __always_inline struct rnvme_mr *rnvme_mr_get(struct rnvme_queue *queue)
 {
-	s64 old = atomic64_read(&queue->mr_top);
-	u32 top;
+	struct llist_node *node = queue->mr_free;
+
+	lockdep_assert_held(&queue->post_lock);
+	if (unlikely(!node)) {
+		node = llist_del_all(&queue->mr_freed);
+		if (unlikely(!node))
+			return NULL;
+	}
+	queue->mr_free = node->next;
+	return llist_entry(node, struct rnvme_mr, node);
+}
+
+/*
+ * Give @slot back to @queue's pool, from any context.  llist_add() inline:
+ * the library's is a call to llist_add_batch().
+ */
+static __always_inline void rnvme_mr_give(struct rnvme_queue *queue,
+					  struct rnvme_mr *slot)
+{
+	struct llist_node *first = READ_ONCE(queue->mr_freed.first);
 
 	do {
-		top = (u32)old;
-		if (unlikely(!top))
-			return NULL;
-	} while (!atomic64_try_cmpxchg(&queue->mr_top, &old,
-			(s64)((((u64)old >> 32) + 1) << 32 |
-			      READ_ONCE(queue->mr_next[top - 1]))));
-	req->mr_idx = top - 1;
-	return queue->mrs[top - 1];
+		slot->node.next = first;
+	} while (!try_cmpxchg(&queue->mr_freed.first, &first, &slot->node));
 }
 
 /*
@@ -135,44 +149,65 @@ static __always_inline void rnvme_mr_put(struct rnvme_queue *queue,
 					 struct rnvme_request *req)
 {
 	req->mr = NULL;
-	rnvme_mr_push(queue, req->mr_idx);
+	rnvme_mr_give(queue, req->mr_slot);
 }
 
-static int rnvme_map_fast_reg(struct rnvme_queue *queue,
-			      struct rnvme_request *req,
-			      struct nvme_command *c, int count, bool write)
+/*
+ * @locked: the caller holds @queue's post_lock (an ordered queue maps and
+ * posts in one section); otherwise it is taken for the MR alone
+ */
+static __always_inline int rnvme_map_fast_reg(struct rnvme_queue *queue,
+					      struct rnvme_request *req,
+					      struct nvme_command *c,
+					      int count, const bool locked)
 {
+	struct rnvme_mr *slot;
+	unsigned long flags;
 	struct ib_mr *mr;
 	u32 rkey;
 	int nr;
 
-	mr = rnvme_mr_get(queue, req);
-	if (unlikely(!mr)) {
+	if (locked) {
+		slot = rnvme_mr_get(queue);
+	} else {
+		spin_lock_irqsave(&queue->post_lock, flags);
+		slot = rnvme_mr_get(queue);
+		spin_unlock_irqrestore(&queue->post_lock, flags);
+	}
+	if (unlikely(!slot)) {
 		rnvme_mr_pool_empty(queue);
 		return -EAGAIN;
 	}
+	/*
+	 * Stored before the call and read back after it, rather than kept
+	 * on the stack across it; the rest of reg_wr was filled in once
+	 * (rnvme_init_reg_wr())
+	 */
+	mr = slot->mr;
+	req->mr = mr;
+	req->mr_slot = slot;
+	req->reg_wr.mr = mr;
 
 	/* the target's MPS is 4 KiB whatever the host page size */
 	nr = ib_map_mr_sg(mr, req->sgt.sgl, count, NULL, SZ_4K);
 	if (unlikely(nr < count)) {
-		rnvme_mr_push(queue, req->mr_idx);
+		req->mr = NULL;
+		rnvme_mr_give(queue, req->mr_slot);
 		return nr < 0 ? nr : -EINVAL;
 	}
+	mr = req->mr;
 
 	/* a fresh key per use: a late access with the old key must fail */
 	rkey = ib_inc_rkey(mr->rkey);
 	ib_update_fast_reg_key(mr, rkey & 0xff);
-
-	/* the rest of reg_wr was filled in once (rnvme_init_reg_wr()) */
-	req->mr = mr;
-	req->reg_wr.mr = mr;
 	req->reg_wr.key = rkey;
 	/*
 	 * Only what the command's direction needs: the target RDMA READs a
 	 * write's data and RDMA WRITEs a read's.  It may not read a read's
 	 * buffer before filling it (stale memory) nor write a write's source.
 	 */
-	req->reg_wr.access = write ? IB_ACCESS_REMOTE_READ :
+	req->reg_wr.access = rq_data_dir(blk_mq_rq_from_pdu(req)) == WRITE ?
+			     IB_ACCESS_REMOTE_READ :
 			     IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 
 	rnvme_sgl_keyed(c, mr->iova, mr->length, rkey, true);
@@ -193,13 +228,15 @@ static void rnvme_free_sg_table(struct rnvme_request *req)
  * @queue: the queue the command goes to
  * @rq:    the request
  * @c:     its command
+ * @locked: the caller holds @queue's post_lock (rnvme_map_fast_reg())
  *
  * Return: 0, -EIO when the data cannot be DMA-mapped (a path error), or
  * another negative errno.
  */
 static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 					  struct request *rq,
-					  struct nvme_command *c)
+					  struct nvme_command *c,
+					  const bool locked)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 	struct ib_device *ibdev = queue->ibdev;
@@ -259,7 +296,7 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 		return 0;
 	}
 
-	ret = rnvme_map_fast_reg(queue, req, c, count, rq_data_dir(rq) == WRITE);
+	ret = rnvme_map_fast_reg(queue, req, c, count, locked);
 	if (ret)
 		goto out_unmap_sg;
 	return 0;
@@ -944,9 +981,9 @@ static __always_inline void rnvme_bench_hook(void)
 
 /*
  * Number, signal and post a request's SEND (and its REG_MR).  On an
- * interrupt-driven I/O queue this happens under post_lock, so that sequence
- * numbers follow the send queue's order: a signaled completion then retires
- * exactly the SENDs numbered before it (rnvme_unpark()).
+ * interrupt-driven I/O queue (@ordered) the caller holds post_lock, so that
+ * sequence numbers follow the send queue's order: a signaled completion then
+ * retires exactly the SENDs numbered before it (rnvme_unpark()).
  */
 static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 					  struct rnvme_request *req,
@@ -957,18 +994,10 @@ static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 	bool poll = ordered ? false : queue->poll;
 	bool inline_data = req->num_sge > 1;
 	bool must_retire = inline_data || req->mr;
-	unsigned long flags = 0;
 	bool signaled;
 	u32 seq, last;
 	int err;
 
-	/*
-	 * irqsave, not _bh: leaving a _bh section runs the softirqs the post
-	 * raised (the whole exchange over Soft-RoCE) before the next command
-	 * is queued, which serializes a deep queue
-	 */
-	if (ordered)
-		spin_lock_irqsave(&queue->post_lock, flags);
 	/* counted before the post: the completion may come at once */
 	if (rnvme_tele_counting(req)) {
 		if (ordered)
@@ -995,18 +1024,46 @@ static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 		if (rnvme_tele_counting(req))
 			rnvme_tele_submitted(queue, req, ordered, -1ULL);
 	}
-	if (ordered)
-		spin_unlock_irqrestore(&queue->post_lock, flags);
 	return err;
 }
 
-/* one copy per kind of queue: the I/O queues' tests fold away */
-static __always_inline int rnvme_submit(struct rnvme_queue *queue,
-					struct rnvme_request *req)
+/*
+ * Map a request's data and post it.  An ordered queue does both under
+ * post_lock: the section that numbers and posts the SEND also takes the
+ * request's MR (rnvme_mr_get()).  irqsave, not _bh: leaving a _bh section
+ * runs the softirqs the post raised (the whole exchange over Soft-RoCE)
+ * before the next command is queued, which serializes a deep queue.
+ *
+ * Return: 0, or the error of the mapping (*@posting false) or of the post
+ * (*@posting true; the data is unmapped again).
+ */
+static __always_inline int rnvme_map_submit(struct rnvme_queue *queue,
+					    struct request *rq,
+					    struct nvme_command *c,
+					    const bool ordered, bool *posting)
 {
-	if (likely(queue->ordered))
-		return __rnvme_submit(queue, req, true);
-	return __rnvme_submit(queue, req, false);
+	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+	unsigned long flags = 0;
+	int err;
+
+	if (ordered)
+		spin_lock_irqsave(&queue->post_lock, flags);
+	err = rnvme_map_data(queue, rq, c, ordered);
+	*posting = !err;
+	if (likely(!err)) {
+		rnvme_tele_arm(rq, req);
+		if (unlikely(req->sqe_sync))
+			ib_dma_sync_single_for_device(queue->ibdev,
+						      req->sqe.dma,
+						      sizeof(struct nvme_command),
+						      DMA_TO_DEVICE);
+		err = __rnvme_submit(queue, req, ordered);
+		if (unlikely(err))
+			rnvme_unmap_data(queue, rq);
+	}
+	if (ordered)
+		spin_unlock_irqrestore(&queue->post_lock, flags);
+	return err;
 }
 
 static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
@@ -1021,6 +1078,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	unsigned long qflags = READ_ONCE(queue->flags);
 	bool ready = qflags & BIT(RNVME_Q_LIVE);
 	blk_status_t ret;
+	bool posting;
 	int err;
 
 	/* prepared before: dispatched again (nvme-core retry, resource busy) */
@@ -1066,31 +1124,19 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	nvme_start_request(rq);
 
-	err = rnvme_map_data(queue, rq, c);
-	if (unlikely(err < 0)) {
-		/* -EAGAIN: no free MR while the pool grows; dispatched again */
-		if (err != -EAGAIN)
-			dev_err_ratelimited(queue->ctrl->ctrl.device,
-					    "queue %d: mapping data failed (%d)\n",
-					    rnvme_queue_idx(queue), err);
-		goto out_fail;
-	}
+	/* one copy per kind of queue: the I/O queues' tests fold away */
+	if (likely(queue->ordered))
+		err = rnvme_map_submit(queue, rq, c, true, &posting);
+	else
+		err = rnvme_map_submit(queue, rq, c, false, &posting);
+	if (likely(!err))
+		return BLK_STS_OK;
 
-	rnvme_tele_arm(rq, req);
-	if (unlikely(req->sqe_sync))
-		ib_dma_sync_single_for_device(queue->ibdev, sqe->dma,
-					      sizeof(struct nvme_command),
-					      DMA_TO_DEVICE);
-
-	err = rnvme_submit(queue, req);
-	if (unlikely(err))
-		goto out_unmap_data;
-
-	return BLK_STS_OK;
-
-out_unmap_data:
-	rnvme_unmap_data(queue, rq);
-out_fail:
+	/* -EAGAIN: no free MR while the pool grows; dispatched again */
+	if (!posting && err != -EAGAIN)
+		dev_err_ratelimited(queue->ctrl->ctrl.device,
+				    "queue %d: mapping data failed (%d)\n",
+				    rnvme_queue_idx(queue), err);
 	/* a path error completes the request (and cleans the command up) */
 	if (err == -EIO)
 		return nvme_host_path_error(rq);

@@ -265,21 +265,23 @@ static void rnvme_free_mrs(struct rnvme_queue *queue)
 	u32 i;
 
 	for (i = 0; i < queue->nr_mrs; i++)
-		ib_dereg_mr(queue->mrs[i]);
+		ib_dereg_mr(queue->mrs[i].mr);
 	kfree(queue->mrs);
 	queue->mrs = NULL;
-	kfree(queue->mr_next);
-	queue->mr_next = NULL;
+	queue->mr_free = NULL;
+	init_llist_head(&queue->mr_freed);
 	queue->nr_mrs = 0;
 }
 
 /*
  * Add MRs to @queue's pool until it holds @want (at most queue_size).
  * Called while setting the queue up, and by rnvme_mr_grow_work(), never both
- * at once: the work is cancelled before the pool goes.
+ * at once: the work is cancelled before the pool goes.  New MRs join the
+ * given-back list, which takes additions from anywhere.
  */
 static int rnvme_add_mrs(struct rnvme_queue *queue, u32 want)
 {
+	struct rnvme_mr *slot;
 	struct ib_mr *mr;
 
 	want = min_t(u32, want, queue->queue_size);
@@ -288,8 +290,9 @@ static int rnvme_add_mrs(struct rnvme_queue *queue, u32 want)
 				 queue->mr_pages);
 		if (IS_ERR(mr))
 			return PTR_ERR(mr);
-		queue->mrs[queue->nr_mrs] = mr;
-		rnvme_mr_push(queue, queue->nr_mrs);
+		slot = &queue->mrs[queue->nr_mrs];
+		slot->mr = mr;
+		llist_add(&slot->node, &queue->mr_freed);
 		WRITE_ONCE(queue->nr_mrs, queue->nr_mrs + 1);
 	}
 	return 0;
@@ -302,16 +305,13 @@ static int rnvme_add_mrs(struct rnvme_queue *queue, u32 want)
  */
 static int rnvme_alloc_mrs(struct rnvme_queue *queue, u32 pages_per_mr)
 {
-	u32 n = queue->queue_size;
-
-	queue->mrs = kcalloc(n, sizeof(*queue->mrs), GFP_KERNEL);
-	queue->mr_next = kcalloc(n, sizeof(*queue->mr_next), GFP_KERNEL);
-	if (!queue->mrs || !queue->mr_next) {
-		rnvme_free_mrs(queue);
+	queue->mrs = kcalloc(queue->queue_size, sizeof(*queue->mrs),
+			     GFP_KERNEL);
+	if (!queue->mrs)
 		return -ENOMEM;
-	}
 	queue->mr_pages = pages_per_mr;
-	atomic64_set(&queue->mr_top, 0);
+	queue->mr_free = NULL;
+	init_llist_head(&queue->mr_freed);
 	if (rnvme_add_mrs(queue, RNVME_MR_POOL_START)) {
 		rnvme_free_mrs(queue);
 		return -ENOMEM;

@@ -22,6 +22,7 @@
 
 #include <linux/blk-mq.h>
 #include <linux/jump_label.h>
+#include <linux/llist.h>
 #include <linux/nvme.h>
 #include <linux/nvme-rdma.h>
 #include <linux/scatterlist.h>
@@ -106,6 +107,18 @@ enum rnvme_queue_flags {
 	RNVME_Q_MR_GROWING	= 6,
 };
 
+/* a receive buffer's work request, built once with the buffer */
+struct rnvme_recv {
+	struct ib_recv_wr	wr;
+	struct ib_sge		sge;
+};
+
+/* a fast-registration MR of a queue's pool, and its link while free */
+struct rnvme_mr {
+	struct llist_node	node;
+	struct ib_mr		*mr;
+};
+
 /**
  * struct rnvme_queue - one NVMe queue pair carried by one RC QP
  * @rsp_ring:   @nr_rsp receive buffers for completion queue entries
@@ -125,12 +138,6 @@ enum rnvme_queue_flags {
  * @poll:       completions are reaped by blk-mq polling (no interrupts)
  * @pollers:    rnvme_poll() calls inside @ib_cq (see rnvme_fence_pollers)
  */
-/* a receive buffer's work request, built once with the buffer */
-struct rnvme_recv {
-	struct ib_recv_wr	wr;
-	struct ib_sge		sge;
-};
-
 struct rnvme_queue {
 	/*
 	 * Set for every slot when ctrl->queues is allocated and never cleared:
@@ -223,14 +230,16 @@ struct rnvme_queue {
 	/*
 	 * Fast-registration MRs, as many as requests have needed at once:
 	 * @nr_mrs of them in @mrs (room for queue_size, one per request that
-	 * can be in flight), each @mr_pages pages.  The free ones form a
-	 * stack through @mr_next (index + 1, 0 ends it) whose top is the low
-	 * half of @mr_top; the high half counts pops, so that a pop racing
-	 * a pop and a push of the same MR fails its cmpxchg (ABA).
+	 * can be in flight), each @mr_pages pages.  A free MR is on one of two
+	 * lists: @mr_free, taken from only under @post_lock, and @mr_freed,
+	 * where MRs are given back without a lock.  A taker that finds
+	 * @mr_free empty moves all of @mr_freed there at once; with one taker
+	 * at a time, llist_del_all() against concurrent llist_add() calls needs
+	 * no ABA guard.
 	 */
-	struct ib_mr		**mrs;
-	u32			*mr_next;
-	atomic64_t		mr_top;
+	struct rnvme_mr		*mrs;
+	struct llist_node	*mr_free;
+	struct llist_head	mr_freed;
 	u32			nr_mrs;
 	u32			mr_pages;
 	/* the receive buffers need dma_sync calls around CPU access */
@@ -301,7 +310,7 @@ static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
  * struct rnvme_request - per-request transport state (blk-mq PDU)
  * @nreq:     nvme-core's part; must come first (nvme_req())
  * @mr:       fast-registration MR mapping the data, or NULL
- * @mr_idx:   its index in the queue's pool (rnvme_queue.mrs)
+ * @mr_slot:  its entry in the queue's pool (rnvme_queue.mrs)
  * @sqe:      the command capsule's SQE buffer
  * @result:   completion result, copied from the CQE
  * @status:   completion status, copied from the CQE
@@ -337,11 +346,11 @@ static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
 struct rnvme_request {
 	struct nvme_request	nreq;
 	struct ib_mr		*mr;
+	struct rnvme_mr		*mr_slot;
 	struct rnvme_qe		sqe;
 	union nvme_result	result;
 	__le16			status;
 	bool			rsp_seen;
-	u32			mr_idx;
 	atomic_t		ref;
 	u32			sqe_gen;
 	u32			send_seq;
@@ -546,20 +555,6 @@ bool rnvme_cq_unhandled(struct rnvme_queue *queue);
 int rnvme_create_queue_ib(struct rnvme_queue *queue);
 void rnvme_destroy_queue_ib(struct rnvme_queue *queue);
 
-/*
- * Push MR @idx of @queue's pool on its free stack.  Only pops change the
- * count in mr_top's high half: a pop that read a top which was popped and
- * pushed back meanwhile sees the count moved and retries.
- */
-static inline void rnvme_mr_push(struct rnvme_queue *queue, u32 idx)
-{
-	s64 old = atomic64_read(&queue->mr_top);
-
-	do {
-		WRITE_ONCE(queue->mr_next[idx], (u32)old);
-	} while (!atomic64_try_cmpxchg(&queue->mr_top, &old,
-			(s64)(((u64)old & ~(u64)U32_MAX) | (idx + 1))));
-}
 int rnvme_alloc_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,
 		   enum dma_data_direction dir);
 void rnvme_free_qe(struct ib_device *ibdev, struct rnvme_qe *qe, size_t size,

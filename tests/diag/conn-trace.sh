@@ -2,7 +2,8 @@
 # diag/conn-trace: where one connect's time goes, rnvme beside the in-tree
 # nvme_rdma, in one guest: six connects each (a host NQN apiece), with the
 # nvme, rdma_cm, rdma_core and sched_process_exec tracepoints and a trace
-# marker around each connect.  Not a test: it asserts nothing about the
+# marker around each connect; rnvme once more under the package's modprobe.d
+# redirect.  Not a test: it asserts nothing about the
 # figures; the trace lands in the results directory (conn-trace.txt).
 #   RNVME_SUITE_DIR=diag SUITES=conn-trace tests/run-all.sh --kver KVER --out DIR
 # (Documentation/scale.rst: the fixture's modprobe install line per connect)
@@ -32,6 +33,13 @@ run() { # NAME
 	fx_host_disconnect_all
 }
 run rnvme
+# the package's redirect in place of the fixture's block line, rnvme loaded
+# as on a host where it serves every connect
+rm -f /etc/modprobe.d/rnvme-test-block-inbox.conf
+cp "$REPO/tools/packaging/modprobe.d/rnvme.conf" /etc/modprobe.d/rnvme.conf ||
+	bail "copy the package's modprobe.d/rnvme.conf"
+run rnvme-redirect
+rm -f /etc/modprobe.d/rnvme.conf
 rmmod rnvme || bail "rmmod rnvme"
 rm -f /etc/modprobe.d/rnvme-test-block-inbox.conf
 modprobe nvme-rdma || bail "modprobe nvme-rdma"

@@ -28,7 +28,8 @@ struct DoctorEnv : TestEnv {
     fs.add("/sys/class/net/eth0/ifindex", "2\n");
     fs.add("/sys/module/rnvme/parameters/transport_name", "rdma\n");
     fs.add("/etc/modprobe.d/rnvme.conf",
-           "# comment\ninstall nvme-rdma if /sbin/modprobe -q -n rnvme; then \\\n"
+           "# comment\ninstall nvme-rdma [ -d /sys/module/rnvme ] || \\\n"
+           "if /sbin/modprobe -q -n rnvme; then \\\n"
            "\t/sbin/modprobe --ignore-install rnvme $CMDLINE_OPTS; \\\nfi\n"
            "remove nvme-rdma /sbin/modprobe -r --ignore-remove rnvme\n");
     fs.add("/proc/sys/kernel/osrelease", "6.1.0-56-amd64\n");
