@@ -18,7 +18,7 @@
 #                   1800) of random faults on two multipath paths under fio
 #                   write+verify (tests/rig/suites/soak.sh); SOAK_KERNEL_DIR=DIR
 #                   boots the debug kernel; TAP in build/vm/soak/suites/soak.tap
-#   make checkpatch run the kernel's checkpatch on the module sources
+#   make checkpatch run the kernel's checkpatch --strict on the module sources
 #   make debug-kernel  build (or reuse) the KASAN/lockdep/kmemleak 6.12 test
 #                   kernel (tests/debug-kernel/build.sh, cached under
 #                   /var/cache/rnvme/debug-kernel) and rnvme.ko for it

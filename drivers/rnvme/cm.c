@@ -27,7 +27,7 @@ static int rnvme_addr_resolved(struct rnvme_queue *queue)
 		rdma_set_service_type(queue->cm_id, ctrl->ctrl.opts->tos);
 	/* before route resolution: on RoCE it also sets the packet lifetime */
 	ack_timeout = rnvme_ack_timeout_for(READ_ONCE(rnvme_ack_timeout),
-			rnvme_soft_rdma(queue->dev->ibdev->ops.driver_id));
+					    rnvme_soft_rdma(queue->dev->ibdev->ops.driver_id));
 	if (ack_timeout)
 		rdma_set_ack_timeout(queue->cm_id, ack_timeout);
 

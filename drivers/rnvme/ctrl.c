@@ -429,9 +429,9 @@ static int rnvme_configure_io_queues(struct rnvme_ctrl *ctrl, bool new)
 		 */
 		mutex_lock(&ctrl->tagset_lock);
 		ret = nvme_alloc_io_tag_set(&ctrl->ctrl, &ctrl->tag_set,
-				&rnvme_mq_ops,
-				rnvme_tag_set_maps(ctrl->ctrl.opts->nr_poll_queues),
-				sizeof(struct rnvme_request));
+					    &rnvme_mq_ops,
+					    rnvme_tag_set_maps(ctrl->ctrl.opts->nr_poll_queues),
+					    sizeof(struct rnvme_request));
 		mutex_unlock(&ctrl->tagset_lock);
 		if (ret)
 			goto out_free_io_queues;
@@ -728,9 +728,10 @@ static void rnvme_reconnect_work(struct work_struct *work)
 	atomic_inc(&ctrl->stats.reconnect_attempts);
 	WRITE_ONCE(ctrl->stats.next_reconnect, 0);
 
-	ctrl->cm_wait_ms = rnvme_reconnect_cm_wait_ms(ctrl->ctrl.opts->max_reconnects,
-				ctrl->ctrl.opts->reconnect_delay,
-				jiffies_to_msecs(jiffies - ctrl->stats.outage_start));
+	ctrl->cm_wait_ms =
+		rnvme_reconnect_cm_wait_ms(ctrl->ctrl.opts->max_reconnects,
+					   ctrl->ctrl.opts->reconnect_delay,
+					   jiffies_to_msecs(jiffies - ctrl->stats.outage_start));
 	seq = atomic_read(&ctrl->stats.error_seq);
 	rnvme_cause_begin(ctrl);
 	ret = rnvme_release_deferred_queues(ctrl);
@@ -925,7 +926,7 @@ static void rnvme_ack_wd_work(struct work_struct *work)
 		}
 
 		dev_warn(ctrl->ctrl.device,
-			 "queue %d: no RDMA acknowledgement of %d SEND(s) for %u ms: path silent, recovering\n",
+			 "queue %d: no RDMA acknowledgment of %d SEND(s) for %u ms: path silent, recovering\n",
 			 i, pending, ms);
 		rnvme_record_error(ctrl, "queue %d: no RDMA ACK for %u ms (ack_watchdog_ms)",
 				   i, ms);

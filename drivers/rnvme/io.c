@@ -60,7 +60,6 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op)
 	rnvme_error_recovery(ctrl);
 }
 
-
 /*
  * Mapping a request's data.  It reaches the target one of three ways,
  * cheapest first:
@@ -84,7 +83,8 @@ static __always_inline void rnvme_map_inline(struct rnvme_queue *queue,
 	/* most in-capsule writes are one segment: no loop */
 	if (likely(count == 1)) {
 		sge->addr = sg_dma_address(sg);
-		sge->length = len = sg_dma_len(sg);
+		len = sg_dma_len(sg);
+		sge->length = len;
 		sge->lkey = queue->lkey;
 	} else {
 		for_each_sg(req->sgt.sgl, sg, count, i) {
@@ -899,6 +899,7 @@ static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	struct rnvme_ctrl *ctrl = to_rnvme_ctrl(set->driver_data);
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 	int qid = set == &ctrl->tag_set ? hctx_idx + 1 : 0;
+	struct nvme_command *cmd;
 
 	nvme_req(rq)->ctrl = &ctrl->ctrl;
 	/*
@@ -907,9 +908,9 @@ static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	 * rnvme_map_sqe()), so it follows the controller across reconnects
 	 * even when the new association lands on another RDMA device.
 	 */
-	req->sqe.data = kzalloc_node(sizeof(struct nvme_command), GFP_KERNEL,
-				     numa_node);
-	if (!req->sqe.data)
+	cmd = kzalloc_node(sizeof(*cmd), GFP_KERNEL, numa_node);
+	req->sqe.data = cmd;
+	if (!cmd)
 		return -ENOMEM;
 	req->sqe_gen = 0;
 	req->tele_armed = false;
@@ -1172,7 +1173,6 @@ static int rnvme_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 	atomic_dec(&queue->pollers);
 	return found;
 }
-
 
 static void rnvme_map_queues(struct blk_mq_tag_set *set)
 {

@@ -289,7 +289,7 @@ const char *rnvme_cm_rej_token(u16 status)
 EXPORT_SYMBOL_IF_KUNIT(rnvme_cm_rej_token);
 
 /* Connect response, Invalid Parameters: result bit 16 = in the data (IATTR) */
-#define RNVME_CONNECT_IATTR	(1U << 16)
+#define RNVME_CONNECT_IATTR	BIT(16)
 
 /**
  * rnvme_connect_status_cause - why a Fabrics Connect command was refused

@@ -19,8 +19,8 @@
 #define RNVME_TRANSPORT_NAME_MAX	16
 
 /* Identify Controller SGLS bits a host transport cares about. */
-#define RNVME_SGLS_KEYED		(1U << 2)	/* keyed SGL data blocks */
-#define RNVME_SGLS_OFFSET		(1U << 20)	/* in-capsule data (offset) */
+#define RNVME_SGLS_KEYED		BIT(2)		/* keyed SGL data blocks */
+#define RNVME_SGLS_OFFSET		BIT(20)		/* in-capsule data (offset) */
 
 /**
  * struct rnvme_queue_want - I/O queue counts asked for in the options
@@ -207,7 +207,7 @@ struct rnvme_ack_wd {
 enum rnvme_ack_wd_verdict {
 	RNVME_WD_OK,		/* progress, or nothing outstanding */
 	RNVME_WD_PROBE,		/* only unsignaled SENDs unconfirmed: probe */
-	RNVME_WD_SILENT,	/* no acknowledgement for the whole period */
+	RNVME_WD_SILENT,	/* no acknowledgment for the whole period */
 };
 
 enum rnvme_ack_wd_verdict rnvme_ack_wd_tick(struct rnvme_ack_wd *wd,
@@ -259,6 +259,7 @@ static inline bool rnvme_send_signaled(int qid, bool poll, bool after_reg,
 		return false;
 	return poll || inflight < RNVME_PARK_MIN_INFLIGHT;
 }
+
 /*
  * Latency histogram of the telemetry (telemetry.c): log-linear in
  * nanoseconds.  Bucket 0 holds everything below 2^RNVME_HIST_MIN_SHIFT ns

@@ -13,13 +13,13 @@
 bool rnvme_register_always = true;
 module_param_named(register_always, rnvme_register_always, bool, 0444);
 MODULE_PARM_DESC(register_always,
-	"Use memory registration even for contiguous memory regions (default: true; false exposes a global rkey and is unsafe)");
+		 "Use memory registration even for contiguous memory regions (default: true; false exposes a global rkey and is unsafe)");
 
 char rnvme_transport_name[RNVME_TRANSPORT_NAME_MAX + 1] = "rdma";
 module_param_string(transport_name, rnvme_transport_name,
 		    sizeof(rnvme_transport_name), 0444);
 MODULE_PARM_DESC(transport_name,
-	"NVMe-oF transport name to register (default: rdma; another name lets rnvme run beside the in-tree nvme-rdma)");
+		 "NVMe-oF transport name to register (default: rdma; another name lets rnvme run beside the in-tree nvme-rdma)");
 
 unsigned int rnvme_reconnect_backoff_max;
 module_param_named(reconnect_backoff_max, rnvme_reconnect_backoff_max, uint, 0644);
@@ -54,7 +54,7 @@ MODULE_PARM_DESC(test_extra_work,
 		 "bench build only: busy-loop iterations added to every I/O submission (default 0)");
 #endif
 MODULE_PARM_DESC(reconnect_backoff_max,
-	"Seconds: when above a controller's reconnect_delay, the delay doubles per failed attempt up to this (default 0: fixed reconnect_delay, like nvme-rdma)");
+		 "Seconds: when above a controller's reconnect_delay, the delay doubles per failed attempt up to this (default 0: fixed reconnect_delay, like nvme-rdma)");
 
 /*
  * The RC retry budget: how long a queue keeps retransmitting into a silent
@@ -113,10 +113,10 @@ static const struct kernel_param_ops rnvme_retry_count_ops = {
 
 module_param_cb(ack_timeout, &rnvme_ack_timeout_ops, &rnvme_ack_timeout, 0644);
 MODULE_PARM_DESC(ack_timeout,
-	"RC local ACK timeout of new connections, 4.096 us * 2^N (0-31; 0 keeps the RDMA CM's, 2.1 s on RoCE; default -1: 15 (134 ms) on hardware, the CM's on Soft-RoCE/Soft-iWARP)");
+		 "RC local ACK timeout of new connections, 4.096 us * 2^N (0-31; 0 keeps the RDMA CM's, 2.1 s on RoCE; default -1: 15 (134 ms) on hardware, the CM's on Soft-RoCE/Soft-iWARP)");
 module_param_cb(retry_count, &rnvme_retry_count_ops, &rnvme_retry_count, 0644);
 MODULE_PARM_DESC(retry_count,
-	"RC transport retries before a connection fails (1-7, default 7)");
+		 "RC transport retries before a connection fails (1-7, default 7)");
 
 /*
  * ACK watchdog: a queue whose SENDs stop being acknowledged by the target's
@@ -126,7 +126,7 @@ MODULE_PARM_DESC(retry_count,
  * CM's default on Soft-RoCE) or the keep-alive.  A slow target does not
  * trip it: its NIC acknowledges a command's SEND when it arrives, long
  * before the command completes.  A fabric that holds a SEND's
- * acknowledgement back for that long (a pause storm) does.
+ * acknowledgment back for that long (a pause storm) does.
  */
 unsigned int rnvme_ack_watchdog_ms = RNVME_ACK_WD_DEFAULT_MS;
 
@@ -159,7 +159,7 @@ static const struct kernel_param_ops rnvme_ack_watchdog_ops = {
 
 module_param_cb(ack_watchdog_ms, &rnvme_ack_watchdog_ops, &rnvme_ack_watchdog_ms, 0644);
 MODULE_PARM_DESC(ack_watchdog_ms,
-	"Recover a controller when a queue's SENDs get no RDMA acknowledgement for this long (ms; 0 off, 100-600000; default 1500)");
+		 "Recover a controller when a queue's SENDs get no RDMA acknowledgment for this long (ms; 0 off, 100-600000; default 1500)");
 
 unsigned int rnvme_reconnect_jitter;
 
@@ -187,7 +187,7 @@ static const struct kernel_param_ops rnvme_jitter_ops = {
 
 module_param_cb(reconnect_jitter, &rnvme_jitter_ops, &rnvme_reconnect_jitter, 0644);
 MODULE_PARM_DESC(reconnect_jitter,
-	"Percent (0-50): spread each reconnect delay randomly by +/- this much, so many hosts do not reconnect in lockstep (default 0)");
+		 "Percent (0-50): spread each reconnect delay randomly by +/- this much, so many hosts do not reconnect in lockstep (default 0)");
 
 static LIST_HEAD(rnvme_ctrl_list);
 static DEFINE_MUTEX(rnvme_ctrl_mutex);
@@ -243,7 +243,7 @@ struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id)
 	dev->ibdev = ibdev;
 	kref_init(&dev->ref);
 	dev->pd = ib_alloc_pd(ibdev,
-		rnvme_register_always ? 0 : IB_PD_UNSAFE_GLOBAL_RKEY);
+			      rnvme_register_always ? 0 : IB_PD_UNSAFE_GLOBAL_RKEY);
 	if (IS_ERR(dev->pd)) {
 		dev_err(&ibdev->dev, "rnvme: protection domain allocation failed (%ld)\n",
 			PTR_ERR(dev->pd));

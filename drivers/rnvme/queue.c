@@ -641,7 +641,7 @@ static int rnvme_wait_for_cm(struct rnvme_queue *queue)
 	u32 wait_ms = queue->ctrl->cm_wait_ms ?: RNVME_CM_WAIT_SECS * MSEC_PER_SEC;
 
 	ret = wait_for_completion_interruptible_timeout(&queue->cm_done,
-			msecs_to_jiffies(wait_ms));
+							msecs_to_jiffies(wait_ms));
 	if (ret < 0)
 		return ret;
 	if (!ret)
@@ -870,7 +870,7 @@ int rnvme_start_queue(struct rnvme_ctrl *ctrl, int idx)
 				 idx, ret);
 			rnvme_note_cause(ctrl, "authentication",
 					 rnvme_auth_error_cause(ret,
-						queue->auth_sends, closed),
+								queue->auth_sends, closed),
 					 idx);
 		} else {
 			dev_info(ctrl->ctrl.device,

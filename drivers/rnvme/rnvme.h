@@ -196,6 +196,12 @@ struct rnvme_queue {
 	u32			retired_seq;
 	u32			last_sig_seq;
 	u32			rsp_count;
+	/*
+	 * Held to number and post a SEND on an interrupt-driven I/O queue and
+	 * to post the watchdog's probe; also serializes taking MRs from
+	 * @mr_free and updating the telemetry's submission counters
+	 * (tele->sub).
+	 */
 	spinlock_t		post_lock;
 	/*
 	 * Answered requests waiting for their SEND to be retired, in the
@@ -215,6 +221,7 @@ struct rnvme_queue {
 	 * @sqe_mapped (under @sqe_lock), to be unmapped with the QP.
 	 */
 	u32			sqe_gen;
+	/* held to add to, remove from or empty @sqe_mapped and to renew @sqe_gen */
 	spinlock_t		sqe_lock;
 	struct list_head	sqe_mapped;
 	/*
@@ -385,7 +392,8 @@ struct rnvme_request {
  * @reconnect_attempts: reconnect attempts (successful or not)
  * @reconnects:         successful reconnects
  * @error_seq:          bumped by every rnvme_record_error()
- * @lock:               protects @last_error and @last_error_time
+ * @lock:               protects @last_error, @last_error_time and the
+ *                      controller's @cause (struct rnvme_ctrl)
  * @last_error:         the latest transport error, as text
  * @last_error_time:    when it happened (seconds since the epoch), 0: never
  * @next_reconnect:     jiffies of the next scheduled attempt
@@ -398,6 +406,7 @@ struct rnvme_stats {
 	atomic_t		error_seq;
 	/* how long the last outage lasted, loss to reconnected, in ms */
 	atomic_t		last_outage_ms;
+	/* protects @last_error, @last_error_time and rnvme_ctrl.cause */
 	spinlock_t		lock;
 	char			last_error[96];
 	time64_t		last_error_time;
@@ -595,6 +604,7 @@ enum rnvme_fi_point {
 	RNVME_FI_CQ_STALL,
 	RNVME_FI_NR,
 };
+
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 void rnvme_fi_hold(enum rnvme_fi_point point);
 void rnvme_fi_init(void);

@@ -48,7 +48,7 @@ static const struct kernel_param_ops rnvme_tele_param_ops = {
 };
 module_param_cb(telemetry, &rnvme_tele_param_ops, &rnvme_telemetry, 0644);
 MODULE_PARM_DESC(telemetry,
-	"Count commands, bytes, completions and latency per queue (sysfs rnvme/telemetry; default: false)");
+		 "Count commands, bytes, completions and latency per queue (sysfs rnvme/telemetry; default: false)");
 
 #define RNVME_TELE_MAGIC	0x314c4554454d564eULL	/* "NVMETEL1" */
 #define RNVME_TELE_VERSION	1

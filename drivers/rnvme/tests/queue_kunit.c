@@ -197,7 +197,8 @@ static void rnvme_queue_map_any_grant_fits(struct kunit *test)
 			for (g = 0; g <= 3 * cpus[d] + 1; g++) {
 				rnvme_split_io_queues(&wants[i], cpus[d], g, q);
 				if (q[HCTX_TYPE_POLL] && maps <= HCTX_TYPE_POLL) {
-					KUNIT_FAIL(test, "%u/%u/%u on %u cpus, grant %u: %u poll queues, %u maps",
+					KUNIT_FAIL(test,
+						   "%u/%u/%u, %u cpus, grant %u: %u poll, %u maps",
 						   wants[i].nr_io, wants[i].nr_write,
 						   wants[i].nr_poll, cpus[d], g,
 						   q[HCTX_TYPE_POLL], maps);
