@@ -25,6 +25,12 @@ mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t tmpfs -o mode=1777 tmpfs /var/tmp 2>/dev/null
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+# devtmpfs has no /dev/std{in,out,err} (udev makes them elsewhere); the
+# kselftest runner writes test output to /dev/stdout (tests/selftests): without
+# the link that is a regular file here and the output is lost
+for fd in 0:stdin 1:stdout 2:stderr; do
+	[ -e "/dev/${fd#*:}" ] || ln -s "/proc/self/fd/${fd%%:*}" "/dev/${fd#*:}"
+done
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 # A kernel booted with run-vm.sh --kernel-dir keeps its modules outside /lib/modules
 # on the host: bind them where modprobe looks (the overlay makes the mount point).
