@@ -11,7 +11,8 @@
 #include <map>
 #include <string>
 
-#include "core/doctor.h"
+#include "core/host_facts.h"
+#include "core/rdma.h"
 #include "core/result.h"
 
 struct nl_cache;

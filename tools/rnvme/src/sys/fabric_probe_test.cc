@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/doctor.h"  // map_tos(): what a parsed reply means to the doctor
 #include "sys/netlink.h"
 #include "sys/nl_handles.h"
 
