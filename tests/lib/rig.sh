@@ -191,7 +191,11 @@ EOF
 	if [ "$rc" = 0 ] && [[ $summary == errors=0\ * ]]; then
 		ok "$desc"
 	else
-		not_ok "$desc" "fio exit $rc" "$(tail -n 15 "$outf.stderr" 2>/dev/null)"
+		# what the host's kernel said meanwhile: why the I/O failed
+		not_ok "$desc" "fio exit $rc" "$(tail -n 15 "$outf.stderr" 2>/dev/null)" \
+			"host kernel since the suite began (nvme/rnvme/rxe lines, last 40):" \
+			"$(dmesg | awk -v m="$FX_DMESG_MARK" 'found { print } index($0, m) { found = 1 }' |
+				grep -E 'nvme|rnvme|rxe|blk|I/O error' | tail -n 40)"
 	fi
 }
 

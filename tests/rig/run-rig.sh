@@ -75,7 +75,7 @@ sockdir=$(mktemp -d /tmp/rnvme-rig.XXXXXX)
 vm_lock_acquire 9
 export RNVME_VM_LOCK_HELD=1
 
-# The wires: RIG_WIRE=stream (default) is a TCP connection per wire (the
+# The wires: RIG_WIRE=stream is a TCP connection per wire (the
 # target listens): lossless with back-pressure, as RoCE's PFC fabric is, but
 # frames queue behind a stopped peer and arrive late in a burst.
 # RIG_WIRE=dgram joins the two NICs by UDP datagrams, one per frame, each QEMU
