@@ -4,7 +4,8 @@
 # common.sh by the target guest (tests/rig/guest-target.sh) and by the rig
 # suites in the host guest (tests/rig/suites/NN-*.sh).
 #
-# Wires (QEMU socket netdevs on the build machine's 127.0.0.1):
+# Wires (tap devices bridged in a network namespace of run-rig.sh's, or QEMU
+# socket netdevs on 127.0.0.1: RIG_WIRE, written to $RIG/wire):
 #   path A: NIC 52:54:00:72:0a:xx  host 192.0.2.1    target 192.0.2.2    rxe "rxea"
 #   path B: NIC 52:54:00:72:0b:xx  host 198.51.100.1 target 198.51.100.2 rxe "rxeb"
 # QEMU device ids of the NICs (for set_link): nica, nicb.
@@ -139,7 +140,8 @@ rig_target_dmesg_check() {
 	if [ "$rc" = 0 ]; then
 		ok "no kernel warnings on the target guest during $(basename "$0" .sh)"
 	else
-		not_ok "no kernel warnings on the target guest during $(basename "$0" .sh)" "$out"
+		not_ok "no kernel warnings on the target guest during $(basename "$0" .sh)" "$out" \
+			"wires: RIG_WIRE=$(cat "$RIG/wire" 2>/dev/null || echo unknown)"
 	fi
 }
 
