@@ -9,6 +9,11 @@
  *             every reconnect_delay until ctrl_loss_tmo, then delete
  *   reset:    teardown (disable) -> CONNECTING -> setup
  *   delete:   teardown (shutdown) and free
+ *
+ * It also keeps the module's controllers: the list of those created, the
+ * claims of those being created, and their deletion when their RDMA device
+ * goes away (an ib_client) or the module unloads; port events of every RDMA
+ * device reach the controllers on that port from here.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -225,6 +230,78 @@ static void rnvme_emit_refused(const char *cause, int ret)
 	pr_info("attempt v=1 id=%llu kind=connect pid=%d ctrl=none addr=none result=fail err=%d stage=options cause=%s qid=-1\n",
 		(u64)atomic64_inc_return(&rnvme_attempt_seq),
 		task_tgid_vnr(current), ret, cause);
+}
+
+static LIST_HEAD(rnvme_ctrl_list);
+static DEFINE_MUTEX(rnvme_ctrl_mutex);
+
+static void rnvme_ack_wd_arm(struct rnvme_ctrl *ctrl);
+
+/*
+ * Controllers being created are listed on rnvme_claim_list from the
+ * duplicate check until they join rnvme_ctrl_list (or fail), so that two
+ * concurrent connects of one association (udev and a boot unit, say) never
+ * both get through the check.
+ */
+static LIST_HEAD(rnvme_claim_list);
+
+/* under rnvme_ctrl_mutex */
+static bool rnvme_association_taken(struct nvmf_ctrl_options *opts)
+{
+	struct rnvme_ctrl *ctrl;
+
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list)
+		if (nvmf_ip_options_match(&ctrl->ctrl, opts))
+			return true;
+	list_for_each_entry(ctrl, &rnvme_claim_list, claim)
+		if (nvmf_ip_options_match(&ctrl->ctrl, opts))
+			return true;
+	return false;
+}
+
+/**
+ * rnvme_ctrl_claim - check for a duplicate and reserve the association
+ * @ctrl: a controller being created (its options set)
+ *
+ * Return: 0, or -EALREADY when a controller for the same association exists
+ * or is being created (and duplicate_connect was not given).
+ */
+static int rnvme_ctrl_claim(struct rnvme_ctrl *ctrl)
+{
+	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
+	int ret = 0;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	if (!opts->duplicate_connect && rnvme_association_taken(opts))
+		ret = -EALREADY;
+	else
+		list_add_tail(&ctrl->claim, &rnvme_claim_list);
+	mutex_unlock(&rnvme_ctrl_mutex);
+	return ret;
+}
+
+/* rnvme_ctrl_unclaim - a failed create gives its association back */
+static void rnvme_ctrl_unclaim(struct rnvme_ctrl *ctrl)
+{
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_del_init(&ctrl->claim);
+	mutex_unlock(&rnvme_ctrl_mutex);
+}
+
+/* rnvme_ctrl_list_add - a created controller moves from its claim here */
+static void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl)
+{
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_del_init(&ctrl->claim);
+	list_add_tail(&ctrl->list, &rnvme_ctrl_list);
+	mutex_unlock(&rnvme_ctrl_mutex);
+}
+
+static void rnvme_ctrl_list_del(struct rnvme_ctrl *ctrl)
+{
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_del_init(&ctrl->list);
+	mutex_unlock(&rnvme_ctrl_mutex);
 }
 
 static int rnvme_alloc_io_queues(struct rnvme_ctrl *ctrl)
@@ -839,7 +916,7 @@ void rnvme_error_recovery(struct rnvme_ctrl *ctrl)
  * ends the wait for the next reconnect attempt.  Called from the IB event
  * work (process context), with the controller list locked.
  */
-void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
+static void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
 {
 	unsigned long flags;
 	bool kick;
@@ -943,13 +1020,29 @@ static void rnvme_ack_wd_work(struct work_struct *work)
  * Nothing while the watchdog is off; turning it on arms the live
  * controllers (rnvme_ack_wd_arm_live()).
  */
-void rnvme_ack_wd_arm(struct rnvme_ctrl *ctrl)
+static void rnvme_ack_wd_arm(struct rnvme_ctrl *ctrl)
 {
 	unsigned int ms = READ_ONCE(rnvme_ack_watchdog_ms);
 
 	if (ms)
 		queue_delayed_work(nvme_wq, &ctrl->ack_wd_work,
 				   msecs_to_jiffies(ms / RNVME_ACK_WD_TICKS));
+}
+
+/*
+ * Arm the ACK watchdog of every live controller.  Under rnvme_ctrl_mutex: a
+ * controller leaves the list before its watchdog is cancelled for the last
+ * time (rnvme_free_ctrl()), so none is armed after that.
+ */
+void rnvme_ack_wd_arm_live(void)
+{
+	struct rnvme_ctrl *ctrl;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list)
+		if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE)
+			rnvme_ack_wd_arm(ctrl);
+	mutex_unlock(&rnvme_ctrl_mutex);
 }
 
 static void rnvme_shutdown_ctrl(struct rnvme_ctrl *ctrl, bool shutdown)
@@ -1238,4 +1331,200 @@ out_emit_record:
 out_free_ctrl:
 	kfree(ctrl);
 	return ERR_PTR(ret);
+}
+
+/*
+ * A live controller whose RDMA port still passes traffic can be shut down.
+ * Ask the device, not the port-state cache: when the netdev goes away the
+ * driver marks its port down at once, but the cache learns it from an event
+ * handled later, often after this device's removal has begun.
+ */
+static bool rnvme_device_still_usable(struct rnvme_ctrl *ctrl,
+				      struct ib_device *ibdev)
+{
+	struct ib_port_attr attr;
+
+	/*
+	 * The port the admin queue last used, kept in the controller: error
+	 * recovery may destroy the admin queue's CM id at any time.
+	 */
+	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE)
+		return false;
+	if (ib_query_port(ibdev, READ_ONCE(ctrl->rdma_port), &attr))
+		return false;
+	return attr.state == IB_PORT_ACTIVE;
+}
+
+/**
+ * rnvme_delete_ctrls - delete controllers and wait until they are gone
+ * @ibdev: only those whose admin queue used this device; NULL for all
+ */
+void rnvme_delete_ctrls(struct ib_device *ibdev)
+{
+	struct rnvme_ctrl *ctrl;
+	bool found = false;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
+		if (ibdev && READ_ONCE(ctrl->ibdev) != ibdev)
+			continue;
+		if (!ibdev) {
+			dev_info(ctrl->ctrl.device,
+				 "deleting controller: rnvme is unloading\n");
+		} else if (rnvme_device_still_usable(ctrl, ibdev)) {
+			/*
+			 * An orderly unregistration (rdma link delete, driver
+			 * unbind): the device works until this callback
+			 * returns.  Delete as `nvme disconnect` does, so the
+			 * namespaces' dirty pages are written and the
+			 * controller gets its CC.SHN shutdown.
+			 */
+			dev_info(ctrl->ctrl.device,
+				 "deleting controller: RDMA device %s is being unregistered; its port is up: writing back and shutting down first\n",
+				 ctrl->rdma_dev_name);
+		} else {
+			/*
+			 * The port is down (the netdev went away first): the
+			 * QPs will never complete anything again.  Error
+			 * recovery cancels the commands in flight (deleting
+			 * the namespaces waits for them), and the shutdown
+			 * skips the Property Set that would time out.
+			 */
+			dev_info(ctrl->ctrl.device,
+				 "deleting controller: RDMA device %s is going away with its port down: failing I/O in flight\n",
+				 ctrl->rdma_dev_name);
+			WRITE_ONCE(ctrl->dev_removed, true);
+			rnvme_error_recovery(ctrl);
+		}
+		nvme_delete_ctrl(&ctrl->ctrl);
+		found = true;
+	}
+	mutex_unlock(&rnvme_ctrl_mutex);
+
+	if (found)
+		flush_workqueue(nvme_delete_wq);
+}
+
+/*
+ * Port events of every RDMA device: a controller on a port that went down
+ * recovers (and fails over) now; one waiting to reconnect through a port
+ * that came back tries at once.  The handler lives from the device's
+ * registration (or rnvme's load) to its removal, so a port's return is seen
+ * even while no queue holds the device.
+ *
+ * The RDMA core calls handlers with the device's event_handler_rwsem held,
+ * from ib_wq, which device unregistration flushes: taking rnvme_ctrl_mutex
+ * there would make it depend on both (lockdep reported the cycle during a
+ * device removal).  The handler only queues a work item of its own.
+ */
+struct rnvme_port_work {
+	struct work_struct	work;
+	struct ib_device	*ibdev;	/* compared, never dereferenced */
+	u32			port;
+	enum ib_event_type	event;
+};
+
+static struct workqueue_struct *rnvme_event_wq;
+
+static void rnvme_port_work_fn(struct work_struct *work)
+{
+	struct rnvme_port_work *pw = container_of(work, struct rnvme_port_work,
+						  work);
+	struct rnvme_ctrl *ctrl;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
+		if (READ_ONCE(ctrl->ibdev) != pw->ibdev)
+			continue;
+		if (pw->event != IB_EVENT_DEVICE_FATAL &&
+		    READ_ONCE(ctrl->rdma_port) != pw->port)
+			continue;
+		rnvme_port_event(ctrl, pw->event);
+	}
+	mutex_unlock(&rnvme_ctrl_mutex);
+	kfree(pw);
+}
+
+static void rnvme_ib_event(struct ib_event_handler *handler,
+			   struct ib_event *event)
+{
+	struct rnvme_port_work *pw;
+
+	switch (event->event) {
+	case IB_EVENT_PORT_ERR:
+	case IB_EVENT_PORT_ACTIVE:
+	case IB_EVENT_DEVICE_FATAL:
+		break;
+	default:
+		return;
+	}
+
+	pw = kzalloc(sizeof(*pw), GFP_KERNEL);
+	if (!pw)
+		return;	/* the QPs' own errors and timeouts still recover */
+	INIT_WORK(&pw->work, rnvme_port_work_fn);
+	pw->ibdev = event->device;
+	pw->port = event->element.port_num;
+	pw->event = event->event;
+	queue_work(rnvme_event_wq, &pw->work);
+}
+
+static struct ib_client rnvme_ib_client;
+
+static int rnvme_add_one(struct ib_device *ibdev)
+{
+	struct ib_event_handler *handler;
+
+	handler = kzalloc(sizeof(*handler), GFP_KERNEL);
+	if (!handler)
+		return -ENOMEM;
+	INIT_IB_EVENT_HANDLER(handler, ibdev, rnvme_ib_event);
+	ib_register_event_handler(handler);
+	ib_set_client_data(ibdev, &rnvme_ib_client, handler);
+	return 0;
+}
+
+static void rnvme_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	struct ib_event_handler *handler = client_data;
+
+	rnvme_delete_ctrls(ibdev);
+	if (handler) {
+		ib_unregister_event_handler(handler);
+		kfree(handler);
+	}
+}
+
+static struct ib_client rnvme_ib_client = {
+	.name	= "rnvme",
+	.add	= rnvme_add_one,
+	.remove	= rnvme_remove_one,
+};
+
+/**
+ * rnvme_ib_client_init - watch every RDMA device for removal and port events
+ *
+ * Return: 0, or -errno (nothing is left registered then).
+ */
+int rnvme_ib_client_init(void)
+{
+	int ret;
+
+	/* ordered: a port's down and up events are handled in their order */
+	rnvme_event_wq = alloc_ordered_workqueue("rnvme_events", 0);
+	if (!rnvme_event_wq)
+		return -ENOMEM;
+
+	ret = ib_register_client(&rnvme_ib_client);
+	if (ret)
+		destroy_workqueue(rnvme_event_wq);
+	return ret;
+}
+
+/* rnvme_ib_client_exit - undo rnvme_ib_client_init() */
+void rnvme_ib_client_exit(void)
+{
+	ib_unregister_client(&rnvme_ib_client);
+	/* no handler is left to queue port work: run what is queued */
+	destroy_workqueue(rnvme_event_wq);
 }

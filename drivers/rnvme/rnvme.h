@@ -4,9 +4,10 @@
  *
  * Files by responsibility:
  *   main.c   module glue: parameters, transport registration, RDMA device
- *            cache and removal, controller list
+ *            cache
  *   ctrl.c   controller lifecycle: create, setup, teardown, reset, error
- *            recovery, reconnect, nvme_ctrl_ops
+ *            recovery, reconnect, nvme_ctrl_ops; the controller list, RDMA
+ *            device removal and port events
  *   queue.c  queue lifecycle and verbs resources (CQ, QP, MR pool, rings),
  *            blk-mq tag sets
  *   cm.c     RDMA CM event handling and connection private data
@@ -540,19 +541,16 @@ extern bool rnvme_telemetry;
 DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
 struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id);
 void rnvme_device_put(struct rnvme_device *dev);
-void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl);
-void rnvme_ctrl_list_del(struct rnvme_ctrl *ctrl);
-int rnvme_ctrl_claim(struct rnvme_ctrl *ctrl);
-void rnvme_ctrl_unclaim(struct rnvme_ctrl *ctrl);
-void rnvme_delete_ctrls(struct ib_device *ibdev);
 void rnvme_warn_if_shadowing(void);
 
 /* ctrl.c */
 struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 				    struct nvmf_ctrl_options *opts);
 void rnvme_error_recovery(struct rnvme_ctrl *ctrl);
-void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event);
-void rnvme_ack_wd_arm(struct rnvme_ctrl *ctrl);
+void rnvme_ack_wd_arm_live(void);
+void rnvme_delete_ctrls(struct ib_device *ibdev);
+int rnvme_ib_client_init(void);
+void rnvme_ib_client_exit(void);
 
 /* queue.c */
 int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size);
