@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rnvme module glue: parameters, transport registration and the RDMA
- * device cache.
+ * rnvme module glue: parameters, module init and exit, transport
+ * registration.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 #include <linux/namei.h>
-#include <linux/slab.h>
 #include "rnvme.h"
 
 bool rnvme_register_always = true;
@@ -186,74 +185,6 @@ static const struct kernel_param_ops rnvme_jitter_ops = {
 module_param_cb(reconnect_jitter, &rnvme_jitter_ops, &rnvme_reconnect_jitter, 0644);
 MODULE_PARM_DESC(reconnect_jitter,
 		 "Percent (0-50): spread each reconnect delay randomly by +/- this much, so many hosts do not reconnect in lockstep (default 0)");
-
-static LIST_HEAD(rnvme_device_list);
-static DEFINE_MUTEX(rnvme_device_mutex);
-
-static void rnvme_device_free(struct kref *ref)
-{
-	struct rnvme_device *dev = container_of(ref, struct rnvme_device, ref);
-
-	mutex_lock(&rnvme_device_mutex);
-	list_del(&dev->entry);
-	mutex_unlock(&rnvme_device_mutex);
-
-	ib_dealloc_pd(dev->pd);
-	kfree(dev);
-}
-
-void rnvme_device_put(struct rnvme_device *dev)
-{
-	kref_put(&dev->ref, rnvme_device_free);
-}
-
-/**
- * rnvme_device_get - find or set up the device a CM id was bound to
- * @cm_id: an id whose address has been resolved
- *
- * Return: a referenced device, or NULL (the reason is logged).
- */
-struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id)
-{
-	struct ib_device *ibdev = cm_id->device;
-	struct rnvme_device *dev;
-
-	mutex_lock(&rnvme_device_mutex);
-	list_for_each_entry(dev, &rnvme_device_list, entry) {
-		if (dev->ibdev == ibdev && kref_get_unless_zero(&dev->ref))
-			goto out_unlock;
-	}
-
-	if (!(ibdev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)) {
-		dev_err(&ibdev->dev,
-			"rnvme needs fast memory registration, which this device lacks\n");
-		dev = NULL;
-		goto out_unlock;
-	}
-
-	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
-	if (!dev)
-		goto out_unlock;
-
-	dev->ibdev = ibdev;
-	kref_init(&dev->ref);
-	dev->pd = ib_alloc_pd(ibdev,
-			      rnvme_register_always ? 0 : IB_PD_UNSAFE_GLOBAL_RKEY);
-	if (IS_ERR(dev->pd)) {
-		dev_err(&ibdev->dev, "rnvme: protection domain allocation failed (%ld)\n",
-			PTR_ERR(dev->pd));
-		kfree(dev);
-		dev = NULL;
-		goto out_unlock;
-	}
-	/* one send SGE always carries the SQE itself */
-	dev->inline_segments = min_t(u32, RNVME_MAX_INLINE_SEGMENTS,
-				     ibdev->attrs.max_send_sge - 1);
-	list_add(&dev->entry, &rnvme_device_list);
-out_unlock:
-	mutex_unlock(&rnvme_device_mutex);
-	return dev;
-}
 
 /* the name is the read-only parameter transport_name, checked in rnvme_init() */
 static struct nvmf_transport_ops rnvme_transport = {

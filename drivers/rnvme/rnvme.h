@@ -3,13 +3,13 @@
  * rnvme: NVMe over Fabrics RDMA host transport - private definitions.
  *
  * Files by responsibility:
- *   main.c   module glue: parameters, transport registration, RDMA device
- *            cache
+ *   main.c   module glue: parameters, module init and exit, transport
+ *            registration
  *   ctrl.c   controller lifecycle: create, setup, teardown, reset, error
  *            recovery, reconnect, nvme_ctrl_ops; the controller list, RDMA
  *            device removal and port events
  *   queue.c  queue lifecycle and verbs resources (CQ, QP, MR pool, rings),
- *            blk-mq tag sets
+ *            the RDMA device cache
  *   cm.c     RDMA CM event handling and connection private data
  *   io.c     the I/O path: blk-mq ops, data mapping, posting, completions,
  *            timeouts
@@ -539,8 +539,6 @@ DECLARE_STATIC_KEY_FALSE(rnvme_test_work_key);
 extern bool rnvme_telemetry;
 /* the telemetry parameter as a jump label: off, the fast path pays a NOP */
 DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
-struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id);
-void rnvme_device_put(struct rnvme_device *dev);
 void rnvme_warn_if_shadowing(void);
 
 /* ctrl.c */
