@@ -1218,20 +1218,40 @@ static int rnvme_check_options(struct nvmf_ctrl_options *opts)
 	return 0;
 }
 
+/**
+ * rnvme_create_check - refuse a create whose options rnvme cannot honour
+ * @opts: the options written to /dev/nvme-fabrics
+ *
+ * Some options are capped instead (see rnvme_check_options()).
+ *
+ * Return: 0, or the -errno the create fails with; its attempt record is
+ * logged then.
+ */
+int rnvme_create_check(struct nvmf_ctrl_options *opts)
+{
+	int ret;
+
+	ret = rnvme_check_options(opts);
+	if (ret)
+		rnvme_emit_refused(ret == -EOPNOTSUPP ? "auth-not-in-kernel" :
+				   "invalid-option", ret);
+	return ret;
+}
+
+/**
+ * rnvme_create_ctrl - create a controller and connect it
+ * @dev:  nvme-fabrics' device
+ * @opts: options rnvme_create_check() accepted
+ *
+ * Return: the live controller, or an ERR_PTR(); either way the attempt's
+ * record is logged.
+ */
 struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 				    struct nvmf_ctrl_options *opts)
 {
 	struct rnvme_ctrl *ctrl;
 	u32 i;
 	int ret;
-
-	ret = rnvme_check_options(opts);
-	if (ret) {
-		rnvme_emit_refused(ret == -EOPNOTSUPP ? "auth-not-in-kernel" :
-				   "invalid-option", ret);
-		return ERR_PTR(ret);
-	}
-	rnvme_warn_if_shadowing();
 
 	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
 	if (!ctrl)

@@ -186,18 +186,6 @@ module_param_cb(reconnect_jitter, &rnvme_jitter_ops, &rnvme_reconnect_jitter, 06
 MODULE_PARM_DESC(reconnect_jitter,
 		 "Percent (0-50): spread each reconnect delay randomly by +/- this much, so many hosts do not reconnect in lockstep (default 0)");
 
-/* the name is the read-only parameter transport_name, checked in rnvme_init() */
-static struct nvmf_transport_ops rnvme_transport = {
-	.name		= rnvme_transport_name,
-	.module		= THIS_MODULE,
-	.required_opts	= NVMF_OPT_TRADDR,
-	.allowed_opts	= NVMF_OPT_TRSVCID | NVMF_OPT_RECONNECT_DELAY |
-			  NVMF_OPT_HOST_TRADDR | NVMF_OPT_CTRL_LOSS_TMO |
-			  NVMF_OPT_NR_WRITE_QUEUES | NVMF_OPT_NR_POLL_QUEUES |
-			  NVMF_OPT_TOS,
-	.create_ctrl	= rnvme_create_ctrl,
-};
-
 /*
  * The in-tree driver for a transport name is the module nvme-fabrics loads
  * for it ("nvme-<name>").  If it is already loaded it has registered the
@@ -223,7 +211,7 @@ static bool rnvme_name_taken(const char *name)
  * It then registers the same name second and is never used: tell the admin
  * once which driver serves the connects.
  */
-void rnvme_warn_if_shadowing(void)
+static void rnvme_warn_if_shadowing(void)
 {
 	static bool warned;
 
@@ -234,6 +222,34 @@ void rnvme_warn_if_shadowing(void)
 		rnvme_transport_name, rnvme_transport_name,
 		rnvme_transport_name, rnvme_transport_name);
 }
+
+/*
+ * nvme-fabrics' create hook: a create with options rnvme cannot honour is
+ * refused before anything else (its attempt record logged); the shadowing
+ * warning comes before the controller is created and connected.
+ */
+static struct nvme_ctrl *rnvme_create(struct device *dev,
+				      struct nvmf_ctrl_options *opts)
+{
+	int ret = rnvme_create_check(opts);
+
+	if (ret)
+		return ERR_PTR(ret);
+	rnvme_warn_if_shadowing();
+	return rnvme_create_ctrl(dev, opts);
+}
+
+/* the name is the read-only parameter transport_name, checked in rnvme_init() */
+static struct nvmf_transport_ops rnvme_transport = {
+	.name		= rnvme_transport_name,
+	.module		= THIS_MODULE,
+	.required_opts	= NVMF_OPT_TRADDR,
+	.allowed_opts	= NVMF_OPT_TRSVCID | NVMF_OPT_RECONNECT_DELAY |
+			  NVMF_OPT_HOST_TRADDR | NVMF_OPT_CTRL_LOSS_TMO |
+			  NVMF_OPT_NR_WRITE_QUEUES | NVMF_OPT_NR_POLL_QUEUES |
+			  NVMF_OPT_TOS,
+	.create_ctrl	= rnvme_create,
+};
 
 static int __init rnvme_init(void)
 {

@@ -539,9 +539,9 @@ DECLARE_STATIC_KEY_FALSE(rnvme_test_work_key);
 extern bool rnvme_telemetry;
 /* the telemetry parameter as a jump label: off, the fast path pays a NOP */
 DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
-void rnvme_warn_if_shadowing(void);
 
 /* ctrl.c */
+int rnvme_create_check(struct nvmf_ctrl_options *opts);
 struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 				    struct nvmf_ctrl_options *opts);
 void rnvme_error_recovery(struct rnvme_ctrl *ctrl);
