@@ -11,9 +11,9 @@
  *   queue.c  queue lifecycle and verbs resources (CQ, QP, MR pool, rings),
  *            the RDMA device cache
  *   cm.c     RDMA CM event handling and connection private data
- *   io.c     the I/O path: blk-mq ops, data mapping, posting, completions,
+ *   io.c     the I/O path: blk-mq ops, data mapping, memory registration
+ *            (the MR pool's takers, REG_MR, LOCAL_INV), posting, completions,
  *            timeouts
- *   mr.c     memory registration work requests: REG_MR template, LOCAL_INV
  *   logic.c  pure helpers with no hardware dependency (KUnit-testable)
  *   fault.c  race windows held open by the debug kernel's scenarios (built
  *            only with CONFIG_FAULT_INJECTION_DEBUG_FS)
@@ -582,7 +582,6 @@ void rnvme_recv_any_done(struct ib_cq *cq, struct ib_wc *wc);
 int rnvme_post_recvs(struct rnvme_queue *queue);
 void rnvme_submit_async_event(struct nvme_ctrl *nctrl);
 void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op);
-void rnvme_end_request(struct rnvme_request *req);
 void rnvme_abort_queue_requests(struct rnvme_queue *queue);
 void rnvme_unpark(struct rnvme_queue *queue);
 void rnvme_drop_parked(struct rnvme_queue *queue);
@@ -666,10 +665,5 @@ static inline void rnvme_tele_submitted_locked(struct rnvme_queue *queue,
 	if (unlikely(req->tele_requeued))
 		s->requeued++;
 }
-
-/* mr.c */
-void rnvme_init_reg_wr(struct rnvme_request *req);
-void rnvme_memreg_done(struct ib_cq *cq, struct ib_wc *wc);
-int rnvme_inv_rkey(struct rnvme_queue *queue, struct rnvme_request *req);
 
 #endif /* RNVME_H */
