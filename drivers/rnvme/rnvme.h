@@ -14,6 +14,10 @@
  *   io.c     the I/O path: blk-mq ops, data mapping, memory registration
  *            (the MR pool's takers, REG_MR, LOCAL_INV), posting, completions,
  *            timeouts
+ *   sysfs.c  the controller's sysfs attributes
+ *   telemetry.c  per-queue counters and latency histograms (telemetry.h)
+ *   diag.c   what every layer records: the connect-attempt record, the
+ *            last transport error
  *   logic.c  pure helpers with no hardware dependency (KUnit-testable)
  *   fault.c  race windows held open by the debug kernel's scenarios (built
  *            only with CONFIG_FAULT_INJECTION_DEBUG_FS)
@@ -612,12 +616,13 @@ static inline void rnvme_fi_exit(void) {}
 
 /* sysfs.c */
 extern const struct attribute_group *rnvme_ctrl_attr_groups[];
-__printf(2, 3) void rnvme_record_error(struct rnvme_ctrl *ctrl,
-				       const char *fmt, ...);
-__printf(3, 4) void rnvme_record_attempt_error(struct rnvme_ctrl *ctrl, int seq,
-					       const char *fmt, ...);
 
-/* the connect-attempt record (ctrl.c) */
+/*
+ * diag.c: what any layer records about a controller.  The current connect
+ * attempt's cause (the first failure noted between rnvme_cause_begin() and
+ * rnvme_emit_attempt(), which logs the attempt's record) and the latest
+ * transport error (sysfs last_error).  Notes and errors: any context.
+ */
 void rnvme_cause_begin(struct rnvme_ctrl *ctrl);
 void rnvme_note_cause(struct rnvme_ctrl *ctrl, const char *stage,
 		      const char *cause, int qid);
@@ -626,8 +631,13 @@ void rnvme_note_cm_cause(struct rnvme_ctrl *ctrl, const char *stage,
 void rnvme_note_setup_command(struct rnvme_queue *queue, struct request *rq);
 void rnvme_note_setup_response(struct rnvme_queue *queue, struct request *rq,
 			       const struct nvme_completion *cqe);
-void rnvme_note_connect_status(struct rnvme_ctrl *ctrl, int qid, u16 status,
-			       u32 result);
+void rnvme_emit_attempt(struct rnvme_ctrl *ctrl, const char *kind, int ret);
+void rnvme_emit_refused(const char *cause, int ret);
+__printf(2, 3) void rnvme_record_error(struct rnvme_ctrl *ctrl,
+				       const char *fmt, ...);
+__printf(3, 4) void rnvme_record_attempt_error(struct rnvme_ctrl *ctrl, int seq,
+					       const char *fmt, ...);
+
 /* telemetry.c */
 extern struct bin_attribute *rnvme_tele_bin_attrs[];
 extern struct device_attribute dev_attr_telemetry_reset;
