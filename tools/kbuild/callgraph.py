@@ -3,8 +3,8 @@
 """callgraph.py KBUILD_DIR: which rnvme source file uses which other's symbols.
 
 Reads the symbol tables (nm) of the module's objects in
-KBUILD_DIR/drivers/rnvme/*.o, as built by make module (build/KVER/kbuild),
-and matches each object's undefined symbols to the object that defines them.
+KBUILD_DIR/drivers/rnvme/*.o, as built by make module (build/KVER/kbuild;
+those whose source is gone are skipped), and matches each object's undefined symbols to the object that defines them.
 Prints, per file, the files whose functions it calls and whose data it
 uses (with the symbols), then the cycles: strongly connected components of
 the file graph, by calls alone and by calls and data together.  Static
@@ -65,7 +65,9 @@ def main():
     if len(sys.argv) != 2:
         sys.exit("usage: callgraph.py KBUILD_DIR (build/KVER/kbuild)")
     objs = sorted(glob.glob(os.path.join(sys.argv[1], "drivers/rnvme/*.o")))
-    objs = [o for o in objs if not o.endswith(".mod.o")]
+    # an object whose source is gone (a removed file) is a leftover
+    objs = [o for o in objs if not o.endswith(".mod.o") and
+            os.path.exists(o[:-2] + ".c")]
     if not objs:
         sys.exit("callgraph.py: no objects under %s/drivers/rnvme" % sys.argv[1])
     owner, uses = {}, {}
