@@ -47,8 +47,7 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op)
 	struct rnvme_queue *queue = wc->qp->qp_context;
 	struct rnvme_ctrl *ctrl = queue->ctrl;
 
-	if (static_branch_unlikely(&rnvme_tele_key))
-		rnvme_tele_wc(queue, wc->status);
+	rnvme_tele_wc_failed(queue, wc->status);
 	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
 		dev_info_ratelimited(ctrl->ctrl.device,
 				     "queue %d: %s failed: %s (%d)\n",
@@ -328,32 +327,11 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
 		rnvme_free_sg_table(req);
 }
 
-/*
- * Telemetry (telemetry.c): each site tests the jump label first, so with
- * telemetry off the I/O path runs a NOP there (and arming stores false);
- * the counting itself is out of line.
- */
-static __always_inline void rnvme_tele_arm(struct request *rq,
-					   struct rnvme_request *req)
-{
-	if (static_branch_unlikely(&rnvme_tele_key))
-		rnvme_tele_armed(rq, req);
-	else
-		req->tele_armed = false;
-}
-
-/* tested at each site: a flag kept across the post would cost a register */
-static __always_inline bool rnvme_tele_counting(struct rnvme_request *req)
-{
-	return static_branch_unlikely(&rnvme_tele_key) && req->tele_armed;
-}
-
 static __always_inline void __rnvme_complete_rq(struct request *rq)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 
-	if (static_branch_unlikely(&rnvme_tele_key))
-		rnvme_tele_complete_rq(req->queue, rq);
+	rnvme_tele_complete(req, rq);
 	rnvme_unmap_data(req->queue, rq);
 	nvme_complete_rq(rq);
 }
@@ -378,10 +356,7 @@ static __always_inline void rnvme_end_request_with(struct rnvme_request *req,
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
-	if (static_branch_unlikely(&rnvme_tele_key) && req->tele_armed) {
-		req->status = status;
-		rnvme_tele_completed(req->queue, req);
-	}
+	rnvme_tele_answered(req, status);
 
 	/* completes here unless blk-mq moved it to the submitting CPU */
 	if (!nvme_try_complete_req(rq, status, result))
@@ -1157,9 +1132,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	bool posting;
 	int err;
 
-	/* prepared before: dispatched again (nvme-core retry, resource busy) */
-	if (static_branch_unlikely(&rnvme_tele_key))
-		req->tele_requeued = !!(rq->rq_flags & RQF_DONTPREP);
+	rnvme_tele_dispatched(rq, req);
 
 	rnvme_bench_hook();
 

@@ -540,9 +540,6 @@ static inline void rnvme_key_follow(struct static_key_false *key, bool on)
 extern unsigned int rnvme_test_extra_work;
 DECLARE_STATIC_KEY_FALSE(rnvme_test_work_key);
 #endif
-extern bool rnvme_telemetry;
-/* the telemetry parameter as a jump label: off, the fast path pays a NOP */
-DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
 
 /* ctrl.c */
 int rnvme_create_check(struct nvmf_ctrl_options *opts);
@@ -644,13 +641,21 @@ extern struct device_attribute dev_attr_telemetry_reset;
 extern struct device_attribute dev_attr_telemetry_layout;
 int rnvme_tele_alloc(struct rnvme_ctrl *ctrl);
 void rnvme_tele_free(struct rnvme_ctrl *ctrl);
+void rnvme_tele_rejected(struct rnvme_queue *queue);
+
+/*
+ * The I/O path's telemetry hooks.  Each tests the telemetry parameter's
+ * jump label first, so with telemetry off the I/O path runs a NOP there
+ * (and arming stores false); the counting itself is out of line, in the
+ * functions below, which nothing calls but these hooks.
+ */
+DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
 void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status);
 void rnvme_tele_armed(struct request *rq, struct rnvme_request *req);
 void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
 			  bool locked, u64 d);
 void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req);
 void rnvme_tele_complete_rq(struct rnvme_queue *queue, struct request *rq);
-void rnvme_tele_rejected(struct rnvme_queue *queue);
 
 /* a successful work completion of @queue, in its CQ context */
 static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
@@ -661,6 +666,59 @@ static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
 		queue->tele->cq.wc[IB_WC_SUCCESS]++;
 	else
 		rnvme_tele_wc(queue, IB_WC_SUCCESS);
+}
+
+/* a failed work completion of @queue, in its CQ context */
+static __always_inline void rnvme_tele_wc_failed(struct rnvme_queue *queue,
+						 enum ib_wc_status status)
+{
+	if (static_branch_unlikely(&rnvme_tele_key))
+		rnvme_tele_wc(queue, status);
+}
+
+/* queue_rq: was @rq prepared before (dispatched again: retry, resource busy)? */
+static inline void rnvme_tele_dispatched(struct request *rq,
+					 struct rnvme_request *req)
+{
+	if (static_branch_unlikely(&rnvme_tele_key))
+		req->tele_requeued = !!(rq->rq_flags & RQF_DONTPREP);
+}
+
+/* a command with its data mapped is about to be posted */
+static __always_inline void rnvme_tele_arm(struct request *rq,
+					   struct rnvme_request *req)
+{
+	if (static_branch_unlikely(&rnvme_tele_key))
+		rnvme_tele_armed(rq, req);
+	else
+		req->tele_armed = false;
+}
+
+/*
+ * Is @req's post counted?  Tested at each site: a flag kept across the post
+ * would cost a register.
+ */
+static __always_inline bool rnvme_tele_counting(struct rnvme_request *req)
+{
+	return static_branch_unlikely(&rnvme_tele_key) && req->tele_armed;
+}
+
+/* the target answered @req with @status, which ends it */
+static __always_inline void rnvme_tele_answered(struct rnvme_request *req,
+						__le16 status)
+{
+	if (static_branch_unlikely(&rnvme_tele_key) && req->tele_armed) {
+		req->status = status;
+		rnvme_tele_completed(req->queue, req);
+	}
+}
+
+/* blk-mq completes @rq (@req its PDU), answered or ended by the host */
+static __always_inline void rnvme_tele_complete(struct rnvme_request *req,
+						struct request *rq)
+{
+	if (static_branch_unlikely(&rnvme_tele_key))
+		rnvme_tele_complete_rq(req->queue, rq);
 }
 
 /* an armed command's post, counted under @queue's post_lock, held */
