@@ -9,6 +9,11 @@
  *             every reconnect_delay until ctrl_loss_tmo, then delete
  *   reset:    teardown (disable) -> CONNECTING -> setup
  *   delete:   teardown (shutdown) and free
+ *
+ * It also keeps the module's controllers: the list of those created, the
+ * claims of those being created, and their deletion when their RDMA device
+ * goes away (an ib_client) or the module unloads; port events of every RDMA
+ * device reach the controllers on that port from here.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -17,214 +22,76 @@
 #include <linux/inet.h>
 #include "rnvme.h"
 
+static LIST_HEAD(rnvme_ctrl_list);
+static DEFINE_MUTEX(rnvme_ctrl_mutex);
+
+static void rnvme_ack_wd_arm(struct rnvme_ctrl *ctrl);
+
 /*
- * The connect-attempt record: every create and reconnect attempt ends with
- * one kernel log line of key=value pairs (Documentation/rnvme.rst,
- * "Connect-attempt records"), e.g.
- *
- *   rnvme: attempt v=1 id=7 kind=connect pid=812 ctrl=nvme1
- *          addr=192.0.2.2:4420 result=fail err=-5 stage=fabrics-connect
- *          cause=subsystem-not-found qid=0 nvme_status=0x4182
- *          nvme_result=0x10100
- *
- * The values are tokens without spaces; pid is the process that wrote the
- * options to /dev/nvme-fabrics (the create runs in its context), so a tool
- * finds its own attempt's record among concurrent ones.
+ * Controllers being created are listed on rnvme_claim_list from the
+ * duplicate check until they join rnvme_ctrl_list (or fail), so that two
+ * concurrent connects of one association (udev and a boot unit, say) never
+ * both get through the check.
  */
-static atomic64_t rnvme_attempt_seq = ATOMIC64_INIT(0);
+static LIST_HEAD(rnvme_claim_list);
 
-/* rnvme_cause_begin - a new attempt: forget the last one's cause */
-void rnvme_cause_begin(struct rnvme_ctrl *ctrl)
+/* under rnvme_ctrl_mutex */
+static bool rnvme_association_taken(struct nvmf_ctrl_options *opts)
 {
-	unsigned long flags;
+	struct rnvme_ctrl *ctrl;
 
-	spin_lock_irqsave(&ctrl->stats.lock, flags);
-	ctrl->cause = (struct rnvme_cause) {
-		.qid = -1, .rej_sts = -1, .nvme_status = -1,
-	};
-	ctrl->attempt_id = atomic64_inc_return(&rnvme_attempt_seq);
-	spin_unlock_irqrestore(&ctrl->stats.lock, flags);
-}
-
-static void rnvme_note(struct rnvme_ctrl *ctrl, const struct rnvme_cause *c)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&ctrl->stats.lock, flags);
-	if (!ctrl->cause.stage)
-		ctrl->cause = *c;
-	spin_unlock_irqrestore(&ctrl->stats.lock, flags);
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list)
+		if (nvmf_ip_options_match(&ctrl->ctrl, opts))
+			return true;
+	list_for_each_entry(ctrl, &rnvme_claim_list, claim)
+		if (nvmf_ip_options_match(&ctrl->ctrl, opts))
+			return true;
+	return false;
 }
 
 /**
- * rnvme_note_cause - record why the current attempt fails, if first
- * @ctrl:  the controller
- * @stage: a stage token (see struct rnvme_cause)
- * @cause: a cause token
- * @qid:   the queue, or -1
+ * rnvme_ctrl_claim - check for a duplicate and reserve the association
+ * @ctrl: a controller being created (its options set)
  *
- * Any context.
+ * Return: 0, or -EALREADY when a controller for the same association exists
+ * or is being created (and duplicate_connect was not given).
  */
-void rnvme_note_cause(struct rnvme_ctrl *ctrl, const char *stage,
-		      const char *cause, int qid)
+static int rnvme_ctrl_claim(struct rnvme_ctrl *ctrl)
 {
-	rnvme_note_cm_cause(ctrl, stage, cause, qid, 0, -1);
+	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
+	int ret = 0;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	if (!opts->duplicate_connect && rnvme_association_taken(opts))
+		ret = -EALREADY;
+	else
+		list_add_tail(&ctrl->claim, &rnvme_claim_list);
+	mutex_unlock(&rnvme_ctrl_mutex);
+	return ret;
 }
 
-/* rnvme_note_cm_cause - as rnvme_note_cause, with the CM event's details */
-void rnvme_note_cm_cause(struct rnvme_ctrl *ctrl, const char *stage,
-			 const char *cause, int qid, int cm_status, int rej_sts)
+/* rnvme_ctrl_unclaim - a failed create gives its association back */
+static void rnvme_ctrl_unclaim(struct rnvme_ctrl *ctrl)
 {
-	struct rnvme_cause c = {
-		.stage = stage, .cause = cause, .qid = qid,
-		.cm_status = cm_status, .rej_sts = rej_sts, .nvme_status = -1,
-	};
-
-	rnvme_note(ctrl, &c);
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_del_init(&ctrl->claim);
+	mutex_unlock(&rnvme_ctrl_mutex);
 }
 
-/**
- * rnvme_note_connect_status - a Fabrics Connect came back with an error
- * @ctrl:   the controller
- * @qid:    its queue
- * @status: the completion's status field without the phase bit
- * @result: the completion's result
- *
- * Called from the completion handler (softirq) of a queue not live yet.
- */
-void rnvme_note_connect_status(struct rnvme_ctrl *ctrl, int qid, u16 status,
-			       u32 result)
+/* rnvme_ctrl_list_add - a created controller moves from its claim here */
+static void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl)
 {
-	struct rnvme_cause c = {
-		.stage = "fabrics-connect", .qid = qid, .rej_sts = -1,
-		.nvme_status = status, .nvme_result = result,
-		.cause = rnvme_connect_status_cause(status, result),
-	};
-
-	rnvme_note(ctrl, &c);
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_del_init(&ctrl->claim);
+	list_add_tail(&ctrl->list, &rnvme_ctrl_list);
+	mutex_unlock(&rnvme_ctrl_mutex);
 }
 
-/**
- * rnvme_note_setup_command - a command sent on a queue that is not live yet
- * @queue: the queue
- * @rq:    the command's request, dispatched
- *
- * Counts the authentication messages the host sends (an authentication
- * that fails is told apart by them: rnvme_auth_error_cause()).  A command
- * requeued after this (no send resources) counts twice: the record is a
- * diagnosis, and that is rare.  blk-mq dispatch context.
- */
-void rnvme_note_setup_command(struct rnvme_queue *queue, struct request *rq)
+static void rnvme_ctrl_list_del(struct rnvme_ctrl *ctrl)
 {
-	struct nvme_command *cmd = nvme_req(rq)->cmd;
-
-	if (blk_rq_is_passthrough(rq) &&
-	    cmd->common.opcode == nvme_fabrics_command &&
-	    cmd->fabrics.fctype == nvme_fabrics_type_auth_send &&
-	    queue->auth_sends < U8_MAX)
-		queue->auth_sends++;
-}
-
-/**
- * rnvme_note_setup_response - a response on a queue that is not live yet
- * @queue: the queue
- * @rq:    the request it answers
- * @cqe:   the response
- *
- * Before a queue is live it carries its Fabrics Connect and then, when the
- * target asks for it, the authentication transaction.  Completion handler
- * context (softirq, or a poller).
- */
-void rnvme_note_setup_response(struct rnvme_queue *queue, struct request *rq,
-			       const struct nvme_completion *cqe)
-{
-	struct nvme_command *cmd = nvme_req(rq)->cmd;
-	u16 status = le16_to_cpu(cqe->status) >> 1;
-	u32 result = le32_to_cpu(cqe->result.u32);
-	struct rnvme_cause c = {
-		.stage = "authentication", .cause = "auth-command-refused",
-		.qid = queue->qid, .rej_sts = -1,
-		.nvme_status = status, .nvme_result = result,
-	};
-
-	if (cmd->common.opcode != nvme_fabrics_command)
-		return;
-	switch (cmd->fabrics.fctype) {
-	case nvme_fabrics_type_connect:
-		if (status)
-			rnvme_note_connect_status(queue->ctrl, queue->qid,
-						  status, result);
-		else if (result & (NVME_CONNECT_AUTHREQ_ATR |
-				   NVME_CONNECT_AUTHREQ_ASCR))
-			set_bit(RNVME_Q_AUTH, &queue->flags);
-		break;
-	case nvme_fabrics_type_auth_send:
-	case nvme_fabrics_type_auth_receive:
-		if (status)
-			rnvme_note(queue->ctrl, &c);
-		break;
-	default:
-		break;
-	}
-}
-
-/* the record's optional keys: those the cause has */
-static void rnvme_cause_details(const struct rnvme_cause *c, char *buf,
-				size_t size)
-{
-	int n = 0;
-
-	buf[0] = '\0';
-	if (c->cm_status)
-		n += scnprintf(buf + n, size - n, " cm_status=%d", c->cm_status);
-	if (c->rej_sts >= 0)
-		n += scnprintf(buf + n, size - n, " rej_status=%#x rej=%s",
-			       c->rej_sts, rnvme_cm_rej_token(c->rej_sts));
-	if (c->nvme_status >= 0)
-		scnprintf(buf + n, size - n, " nvme_status=%#x nvme_result=%#x",
-			  c->nvme_status, c->nvme_result);
-}
-
-/**
- * rnvme_emit_attempt - log the record of an attempt that just ended
- * @ctrl: the controller
- * @kind: "connect" (a create, in the writer's context) or "reconnect"
- * @ret:  the attempt's result (0, -errno, or an NVMe status)
- */
-static void rnvme_emit_attempt(struct rnvme_ctrl *ctrl, const char *kind,
-			       int ret)
-{
-	pid_t pid = strcmp(kind, "connect") ? 0 : task_tgid_vnr(current);
-	const char *name = ctrl->ctrl.device ? dev_name(ctrl->ctrl.device) : "none";
-	struct rnvme_cause c;
-	unsigned long flags;
-	char details[96];
-
-	spin_lock_irqsave(&ctrl->stats.lock, flags);
-	c = ctrl->cause;
-	spin_unlock_irqrestore(&ctrl->stats.lock, flags);
-
-	if (!ret) {
-		pr_info("attempt v=1 id=%llu kind=%s pid=%d ctrl=%s addr=%pISpc result=ok\n",
-			ctrl->attempt_id, kind, pid, name, &ctrl->addr);
-		return;
-	}
-	if (!c.stage) {
-		c.stage = "setup";
-		c.cause = "error";
-	}
-	rnvme_cause_details(&c, details, sizeof(details));
-	pr_info("attempt v=1 id=%llu kind=%s pid=%d ctrl=%s addr=%pISpc result=fail err=%d stage=%s cause=%s qid=%d%s\n",
-		ctrl->attempt_id, kind, pid, name, &ctrl->addr,
-		ret > 0 ? -EIO : ret, c.stage, c.cause, c.qid, details);
-}
-
-/* a create refused before it has a controller: bad options */
-static void rnvme_emit_refused(const char *cause, int ret)
-{
-	pr_info("attempt v=1 id=%llu kind=connect pid=%d ctrl=none addr=none result=fail err=%d stage=options cause=%s qid=-1\n",
-		(u64)atomic64_inc_return(&rnvme_attempt_seq),
-		task_tgid_vnr(current), ret, cause);
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_del_init(&ctrl->list);
+	mutex_unlock(&rnvme_ctrl_mutex);
 }
 
 static int rnvme_alloc_io_queues(struct rnvme_ctrl *ctrl)
@@ -839,7 +706,7 @@ void rnvme_error_recovery(struct rnvme_ctrl *ctrl)
  * ends the wait for the next reconnect attempt.  Called from the IB event
  * work (process context), with the controller list locked.
  */
-void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
+static void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
 {
 	unsigned long flags;
 	bool kick;
@@ -943,13 +810,29 @@ static void rnvme_ack_wd_work(struct work_struct *work)
  * Nothing while the watchdog is off; turning it on arms the live
  * controllers (rnvme_ack_wd_arm_live()).
  */
-void rnvme_ack_wd_arm(struct rnvme_ctrl *ctrl)
+static void rnvme_ack_wd_arm(struct rnvme_ctrl *ctrl)
 {
 	unsigned int ms = READ_ONCE(rnvme_ack_watchdog_ms);
 
 	if (ms)
 		queue_delayed_work(nvme_wq, &ctrl->ack_wd_work,
 				   msecs_to_jiffies(ms / RNVME_ACK_WD_TICKS));
+}
+
+/*
+ * Arm the ACK watchdog of every live controller.  Under rnvme_ctrl_mutex: a
+ * controller leaves the list before its watchdog is cancelled for the last
+ * time (rnvme_free_ctrl()), so none is armed after that.
+ */
+void rnvme_ack_wd_arm_live(void)
+{
+	struct rnvme_ctrl *ctrl;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list)
+		if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE)
+			rnvme_ack_wd_arm(ctrl);
+	mutex_unlock(&rnvme_ctrl_mutex);
 }
 
 static void rnvme_shutdown_ctrl(struct rnvme_ctrl *ctrl, bool shutdown)
@@ -1125,20 +1008,40 @@ static int rnvme_check_options(struct nvmf_ctrl_options *opts)
 	return 0;
 }
 
+/**
+ * rnvme_create_check - refuse a create whose options rnvme cannot honour
+ * @opts: the options written to /dev/nvme-fabrics
+ *
+ * Some options are capped instead (see rnvme_check_options()).
+ *
+ * Return: 0, or the -errno the create fails with; its attempt record is
+ * logged then.
+ */
+int rnvme_create_check(struct nvmf_ctrl_options *opts)
+{
+	int ret;
+
+	ret = rnvme_check_options(opts);
+	if (ret)
+		rnvme_emit_refused(ret == -EOPNOTSUPP ? "auth-not-in-kernel" :
+				   "invalid-option", ret);
+	return ret;
+}
+
+/**
+ * rnvme_create_ctrl - create a controller and connect it
+ * @dev:  nvme-fabrics' device
+ * @opts: options rnvme_create_check() accepted
+ *
+ * Return: the live controller, or an ERR_PTR(); either way the attempt's
+ * record is logged.
+ */
 struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 				    struct nvmf_ctrl_options *opts)
 {
 	struct rnvme_ctrl *ctrl;
 	u32 i;
 	int ret;
-
-	ret = rnvme_check_options(opts);
-	if (ret) {
-		rnvme_emit_refused(ret == -EOPNOTSUPP ? "auth-not-in-kernel" :
-				   "invalid-option", ret);
-		return ERR_PTR(ret);
-	}
-	rnvme_warn_if_shadowing();
 
 	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
 	if (!ctrl)
@@ -1238,4 +1141,200 @@ out_emit_record:
 out_free_ctrl:
 	kfree(ctrl);
 	return ERR_PTR(ret);
+}
+
+/*
+ * A live controller whose RDMA port still passes traffic can be shut down.
+ * Ask the device, not the port-state cache: when the netdev goes away the
+ * driver marks its port down at once, but the cache learns it from an event
+ * handled later, often after this device's removal has begun.
+ */
+static bool rnvme_device_still_usable(struct rnvme_ctrl *ctrl,
+				      struct ib_device *ibdev)
+{
+	struct ib_port_attr attr;
+
+	/*
+	 * The port the admin queue last used, kept in the controller: error
+	 * recovery may destroy the admin queue's CM id at any time.
+	 */
+	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE)
+		return false;
+	if (ib_query_port(ibdev, READ_ONCE(ctrl->rdma_port), &attr))
+		return false;
+	return attr.state == IB_PORT_ACTIVE;
+}
+
+/**
+ * rnvme_delete_ctrls - delete controllers and wait until they are gone
+ * @ibdev: only those whose admin queue used this device; NULL for all
+ */
+void rnvme_delete_ctrls(struct ib_device *ibdev)
+{
+	struct rnvme_ctrl *ctrl;
+	bool found = false;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
+		if (ibdev && READ_ONCE(ctrl->ibdev) != ibdev)
+			continue;
+		if (!ibdev) {
+			dev_info(ctrl->ctrl.device,
+				 "deleting controller: rnvme is unloading\n");
+		} else if (rnvme_device_still_usable(ctrl, ibdev)) {
+			/*
+			 * An orderly unregistration (rdma link delete, driver
+			 * unbind): the device works until this callback
+			 * returns.  Delete as `nvme disconnect` does, so the
+			 * namespaces' dirty pages are written and the
+			 * controller gets its CC.SHN shutdown.
+			 */
+			dev_info(ctrl->ctrl.device,
+				 "deleting controller: RDMA device %s is being unregistered; its port is up: writing back and shutting down first\n",
+				 ctrl->rdma_dev_name);
+		} else {
+			/*
+			 * The port is down (the netdev went away first): the
+			 * QPs will never complete anything again.  Error
+			 * recovery cancels the commands in flight (deleting
+			 * the namespaces waits for them), and the shutdown
+			 * skips the Property Set that would time out.
+			 */
+			dev_info(ctrl->ctrl.device,
+				 "deleting controller: RDMA device %s is going away with its port down: failing I/O in flight\n",
+				 ctrl->rdma_dev_name);
+			WRITE_ONCE(ctrl->dev_removed, true);
+			rnvme_error_recovery(ctrl);
+		}
+		nvme_delete_ctrl(&ctrl->ctrl);
+		found = true;
+	}
+	mutex_unlock(&rnvme_ctrl_mutex);
+
+	if (found)
+		flush_workqueue(nvme_delete_wq);
+}
+
+/*
+ * Port events of every RDMA device: a controller on a port that went down
+ * recovers (and fails over) now; one waiting to reconnect through a port
+ * that came back tries at once.  The handler lives from the device's
+ * registration (or rnvme's load) to its removal, so a port's return is seen
+ * even while no queue holds the device.
+ *
+ * The RDMA core calls handlers with the device's event_handler_rwsem held,
+ * from ib_wq, which device unregistration flushes: taking rnvme_ctrl_mutex
+ * there would make it depend on both (lockdep reported the cycle during a
+ * device removal).  The handler only queues a work item of its own.
+ */
+struct rnvme_port_work {
+	struct work_struct	work;
+	struct ib_device	*ibdev;	/* compared, never dereferenced */
+	u32			port;
+	enum ib_event_type	event;
+};
+
+static struct workqueue_struct *rnvme_event_wq;
+
+static void rnvme_port_work_fn(struct work_struct *work)
+{
+	struct rnvme_port_work *pw = container_of(work, struct rnvme_port_work,
+						  work);
+	struct rnvme_ctrl *ctrl;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
+		if (READ_ONCE(ctrl->ibdev) != pw->ibdev)
+			continue;
+		if (pw->event != IB_EVENT_DEVICE_FATAL &&
+		    READ_ONCE(ctrl->rdma_port) != pw->port)
+			continue;
+		rnvme_port_event(ctrl, pw->event);
+	}
+	mutex_unlock(&rnvme_ctrl_mutex);
+	kfree(pw);
+}
+
+static void rnvme_ib_event(struct ib_event_handler *handler,
+			   struct ib_event *event)
+{
+	struct rnvme_port_work *pw;
+
+	switch (event->event) {
+	case IB_EVENT_PORT_ERR:
+	case IB_EVENT_PORT_ACTIVE:
+	case IB_EVENT_DEVICE_FATAL:
+		break;
+	default:
+		return;
+	}
+
+	pw = kzalloc(sizeof(*pw), GFP_KERNEL);
+	if (!pw)
+		return;	/* the QPs' own errors and timeouts still recover */
+	INIT_WORK(&pw->work, rnvme_port_work_fn);
+	pw->ibdev = event->device;
+	pw->port = event->element.port_num;
+	pw->event = event->event;
+	queue_work(rnvme_event_wq, &pw->work);
+}
+
+static struct ib_client rnvme_ib_client;
+
+static int rnvme_add_one(struct ib_device *ibdev)
+{
+	struct ib_event_handler *handler;
+
+	handler = kzalloc(sizeof(*handler), GFP_KERNEL);
+	if (!handler)
+		return -ENOMEM;
+	INIT_IB_EVENT_HANDLER(handler, ibdev, rnvme_ib_event);
+	ib_register_event_handler(handler);
+	ib_set_client_data(ibdev, &rnvme_ib_client, handler);
+	return 0;
+}
+
+static void rnvme_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	struct ib_event_handler *handler = client_data;
+
+	rnvme_delete_ctrls(ibdev);
+	if (handler) {
+		ib_unregister_event_handler(handler);
+		kfree(handler);
+	}
+}
+
+static struct ib_client rnvme_ib_client = {
+	.name	= "rnvme",
+	.add	= rnvme_add_one,
+	.remove	= rnvme_remove_one,
+};
+
+/**
+ * rnvme_ib_client_init - watch every RDMA device for removal and port events
+ *
+ * Return: 0, or -errno (nothing is left registered then).
+ */
+int rnvme_ib_client_init(void)
+{
+	int ret;
+
+	/* ordered: a port's down and up events are handled in their order */
+	rnvme_event_wq = alloc_ordered_workqueue("rnvme_events", 0);
+	if (!rnvme_event_wq)
+		return -ENOMEM;
+
+	ret = ib_register_client(&rnvme_ib_client);
+	if (ret)
+		destroy_workqueue(rnvme_event_wq);
+	return ret;
+}
+
+/* rnvme_ib_client_exit - undo rnvme_ib_client_init() */
+void rnvme_ib_client_exit(void)
+{
+	ib_unregister_client(&rnvme_ib_client);
+	/* no handler is left to queue port work: run what is queued */
+	destroy_workqueue(rnvme_event_wq);
 }

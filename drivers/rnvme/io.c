@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rnvme I/O path: blk-mq operations, posting commands and receive buffers,
- * completion handling, timeouts and polling.
+ * rnvme I/O path: blk-mq operations, data mapping and memory registration,
+ * posting commands and receive buffers, completion handling, timeouts and
+ * polling.
  *
  * A command is a SEND of its SQE (plus in-capsule data), optionally
  * preceded by a REG_MR.  It ends when its response (or, for an MR the target
@@ -46,8 +47,7 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op)
 	struct rnvme_queue *queue = wc->qp->qp_context;
 	struct rnvme_ctrl *ctrl = queue->ctrl;
 
-	if (static_branch_unlikely(&rnvme_tele_key))
-		rnvme_tele_wc(queue, wc->status);
+	rnvme_tele_wc_failed(queue, wc->status);
 	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
 		dev_info_ratelimited(ctrl->ctrl.device,
 				     "queue %d: %s failed: %s (%d)\n",
@@ -68,7 +68,8 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op)
  *   - through the PD's global rkey (one segment; only if register_always=0,
  *     which exposes all memory to the target and is off by default);
  *   - through the fast-registration MR of the request's tag, whose rkey the
- *     target invalidates with its response (or we invalidate locally, mr.c).
+ *     target invalidates with its response (or we invalidate locally,
+ *     rnvme_inv_rkey()).
  * The fast path (this file) is inlined into queue_rq and the completion.
  */
 static __always_inline void rnvme_map_inline(struct rnvme_queue *queue,
@@ -326,32 +327,11 @@ static __always_inline void rnvme_unmap_data(struct rnvme_queue *queue,
 		rnvme_free_sg_table(req);
 }
 
-/*
- * Telemetry (telemetry.c): each site tests the jump label first, so with
- * telemetry off the I/O path runs a NOP there (and arming stores false);
- * the counting itself is out of line.
- */
-static __always_inline void rnvme_tele_arm(struct request *rq,
-					   struct rnvme_request *req)
-{
-	if (static_branch_unlikely(&rnvme_tele_key))
-		rnvme_tele_armed(rq, req);
-	else
-		req->tele_armed = false;
-}
-
-/* tested at each site: a flag kept across the post would cost a register */
-static __always_inline bool rnvme_tele_counting(struct rnvme_request *req)
-{
-	return static_branch_unlikely(&rnvme_tele_key) && req->tele_armed;
-}
-
 static __always_inline void __rnvme_complete_rq(struct request *rq)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 
-	if (static_branch_unlikely(&rnvme_tele_key))
-		rnvme_tele_complete_rq(req->queue, rq);
+	rnvme_tele_complete(req, rq);
 	rnvme_unmap_data(req->queue, rq);
 	nvme_complete_rq(rq);
 }
@@ -376,10 +356,7 @@ static __always_inline void rnvme_end_request_with(struct rnvme_request *req,
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
-	if (static_branch_unlikely(&rnvme_tele_key) && req->tele_armed) {
-		req->status = status;
-		rnvme_tele_completed(req->queue, req);
-	}
+	rnvme_tele_answered(req, status);
 
 	/* completes here unless blk-mq moved it to the submitting CPU */
 	if (!nvme_try_complete_req(rq, status, result))
@@ -392,10 +369,83 @@ static __always_inline void __rnvme_end_request(struct rnvme_request *req)
 	rnvme_end_request_with(req, req->status, req->result);
 }
 
-/* for mr.c's LOCAL_INV completion; the I/O path inlines it */
-void rnvme_end_request(struct rnvme_request *req)
+/*
+ * The same, for the LOCAL_INV completion.  Out of line: a LOCAL_INV
+ * completion that does not end its request then needs no stack frame.
+ */
+static noinline void rnvme_end_request(struct rnvme_request *req)
 {
 	__rnvme_end_request(req);
+}
+
+/*
+ * Memory registration work requests: the REG_MR template of each request,
+ * its (failure-only) completion, and the LOCAL_INV of an MR the target did
+ * not invalidate.
+ */
+static void rnvme_memreg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	/* REG_MR is posted unsignaled: only a failure gets here */
+	if (unlikely(wc->status != IB_WC_SUCCESS))
+		rnvme_wr_error(cq, wc, "MEMREG");
+}
+
+/**
+ * rnvme_init_reg_wr - fill in the parts of a request's REG_MR that never change
+ * @req: a request being initialized
+ */
+static void rnvme_init_reg_wr(struct rnvme_request *req)
+{
+	memset(&req->reg_wr, 0, sizeof(req->reg_wr));
+	req->reg_wr.wr.opcode = IB_WR_REG_MR;
+	req->reg_cqe.done = rnvme_memreg_done;
+	req->reg_wr.wr.wr_cqe = &req->reg_cqe;
+	req->reg_wr.wr.num_sge = 0;
+	/* access follows each command's direction (rnvme_map_fast_reg()) */
+}
+
+static void rnvme_inv_rkey_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rnvme_request *req =
+		container_of(wc->wr_cqe, struct rnvme_request, inv_cqe);
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		rnvme_wr_error(cq, wc, "LOCAL_INV");
+		return;
+	}
+	rnvme_tele_wc_ok(req->queue);
+	if (atomic_dec_and_test(&req->ref))
+		rnvme_end_request(req);
+}
+
+/**
+ * rnvme_inv_rkey - invalidate a request's MR locally
+ * @queue: its queue
+ * @req:   a request whose response came without remote invalidation
+ *
+ * The LOCAL_INV completion then ends the request in place of the response.
+ * Out of line: the work request on its stack would cost every response's
+ * handler a stack-protector canary.
+ */
+static noinline int rnvme_inv_rkey(struct rnvme_queue *queue,
+				   struct rnvme_request *req)
+{
+	struct ib_send_wr wr = {
+		.opcode		    = IB_WR_LOCAL_INV,
+		.next		    = NULL,
+		.num_sge	    = 0,
+		.send_flags	    = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = req->mr->rkey,
+	};
+
+	int ret;
+
+	req->inv_cqe.done = rnvme_inv_rkey_done;
+	wr.wr_cqe = &req->inv_cqe;
+	ret = ib_post_send(queue->qp, &wr, NULL);
+	if (likely(!ret))
+		rnvme_count_wrs(queue, 1);
+	return ret;
 }
 
 /*
@@ -1082,9 +1132,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	bool posting;
 	int err;
 
-	/* prepared before: dispatched again (nvme-core retry, resource busy) */
-	if (static_branch_unlikely(&rnvme_tele_key))
-		req->tele_requeued = !!(rq->rq_flags & RQF_DONTPREP);
+	rnvme_tele_dispatched(rq, req);
 
 	rnvme_bench_hook();
 

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rnvme module glue: parameters, transport registration, the RDMA device
- * cache, RDMA device removal and the controller list.
+ * rnvme module glue: parameters, module init and exit, transport
+ * registration.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 #include <linux/namei.h>
-#include <linux/slab.h>
 #include "rnvme.h"
 
 bool rnvme_register_always = true;
@@ -130,8 +129,6 @@ MODULE_PARM_DESC(retry_count,
  */
 unsigned int rnvme_ack_watchdog_ms = RNVME_ACK_WD_DEFAULT_MS;
 
-static void rnvme_ack_wd_arm_live(void);
-
 static int rnvme_set_ack_watchdog(const char *val, const struct kernel_param *kp)
 {
 	unsigned int was = READ_ONCE(*(unsigned int *)kp->arg);
@@ -189,340 +186,6 @@ module_param_cb(reconnect_jitter, &rnvme_jitter_ops, &rnvme_reconnect_jitter, 06
 MODULE_PARM_DESC(reconnect_jitter,
 		 "Percent (0-50): spread each reconnect delay randomly by +/- this much, so many hosts do not reconnect in lockstep (default 0)");
 
-static LIST_HEAD(rnvme_ctrl_list);
-static DEFINE_MUTEX(rnvme_ctrl_mutex);
-
-static LIST_HEAD(rnvme_device_list);
-static DEFINE_MUTEX(rnvme_device_mutex);
-
-static void rnvme_device_free(struct kref *ref)
-{
-	struct rnvme_device *dev = container_of(ref, struct rnvme_device, ref);
-
-	mutex_lock(&rnvme_device_mutex);
-	list_del(&dev->entry);
-	mutex_unlock(&rnvme_device_mutex);
-
-	ib_dealloc_pd(dev->pd);
-	kfree(dev);
-}
-
-void rnvme_device_put(struct rnvme_device *dev)
-{
-	kref_put(&dev->ref, rnvme_device_free);
-}
-
-/**
- * rnvme_device_get - find or set up the device a CM id was bound to
- * @cm_id: an id whose address has been resolved
- *
- * Return: a referenced device, or NULL (the reason is logged).
- */
-struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id)
-{
-	struct ib_device *ibdev = cm_id->device;
-	struct rnvme_device *dev;
-
-	mutex_lock(&rnvme_device_mutex);
-	list_for_each_entry(dev, &rnvme_device_list, entry) {
-		if (dev->ibdev == ibdev && kref_get_unless_zero(&dev->ref))
-			goto out_unlock;
-	}
-
-	if (!(ibdev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)) {
-		dev_err(&ibdev->dev,
-			"rnvme needs fast memory registration, which this device lacks\n");
-		dev = NULL;
-		goto out_unlock;
-	}
-
-	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
-	if (!dev)
-		goto out_unlock;
-
-	dev->ibdev = ibdev;
-	kref_init(&dev->ref);
-	dev->pd = ib_alloc_pd(ibdev,
-			      rnvme_register_always ? 0 : IB_PD_UNSAFE_GLOBAL_RKEY);
-	if (IS_ERR(dev->pd)) {
-		dev_err(&ibdev->dev, "rnvme: protection domain allocation failed (%ld)\n",
-			PTR_ERR(dev->pd));
-		kfree(dev);
-		dev = NULL;
-		goto out_unlock;
-	}
-	/* one send SGE always carries the SQE itself */
-	dev->inline_segments = min_t(u32, RNVME_MAX_INLINE_SEGMENTS,
-				     ibdev->attrs.max_send_sge - 1);
-	list_add(&dev->entry, &rnvme_device_list);
-out_unlock:
-	mutex_unlock(&rnvme_device_mutex);
-	return dev;
-}
-
-/*
- * Controllers being created are listed on rnvme_claim_list from the
- * duplicate check until they join rnvme_ctrl_list (or fail), so that two
- * concurrent connects of one association (udev and a boot unit, say) never
- * both get through the check.
- */
-static LIST_HEAD(rnvme_claim_list);
-
-/* under rnvme_ctrl_mutex */
-static bool rnvme_association_taken(struct nvmf_ctrl_options *opts)
-{
-	struct rnvme_ctrl *ctrl;
-
-	list_for_each_entry(ctrl, &rnvme_ctrl_list, list)
-		if (nvmf_ip_options_match(&ctrl->ctrl, opts))
-			return true;
-	list_for_each_entry(ctrl, &rnvme_claim_list, claim)
-		if (nvmf_ip_options_match(&ctrl->ctrl, opts))
-			return true;
-	return false;
-}
-
-/**
- * rnvme_ctrl_claim - check for a duplicate and reserve the association
- * @ctrl: a controller being created (its options set)
- *
- * Return: 0, or -EALREADY when a controller for the same association exists
- * or is being created (and duplicate_connect was not given).
- */
-int rnvme_ctrl_claim(struct rnvme_ctrl *ctrl)
-{
-	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
-	int ret = 0;
-
-	mutex_lock(&rnvme_ctrl_mutex);
-	if (!opts->duplicate_connect && rnvme_association_taken(opts))
-		ret = -EALREADY;
-	else
-		list_add_tail(&ctrl->claim, &rnvme_claim_list);
-	mutex_unlock(&rnvme_ctrl_mutex);
-	return ret;
-}
-
-/* rnvme_ctrl_unclaim - a failed create gives its association back */
-void rnvme_ctrl_unclaim(struct rnvme_ctrl *ctrl)
-{
-	mutex_lock(&rnvme_ctrl_mutex);
-	list_del_init(&ctrl->claim);
-	mutex_unlock(&rnvme_ctrl_mutex);
-}
-
-/* rnvme_ctrl_list_add - a created controller moves from its claim here */
-void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl)
-{
-	mutex_lock(&rnvme_ctrl_mutex);
-	list_del_init(&ctrl->claim);
-	list_add_tail(&ctrl->list, &rnvme_ctrl_list);
-	mutex_unlock(&rnvme_ctrl_mutex);
-}
-
-void rnvme_ctrl_list_del(struct rnvme_ctrl *ctrl)
-{
-	mutex_lock(&rnvme_ctrl_mutex);
-	list_del_init(&ctrl->list);
-	mutex_unlock(&rnvme_ctrl_mutex);
-}
-
-/*
- * Arm the ACK watchdog of every live controller.  Under rnvme_ctrl_mutex: a
- * controller leaves the list before its watchdog is cancelled for the last
- * time (rnvme_free_ctrl()), so none is armed after that.
- */
-static void rnvme_ack_wd_arm_live(void)
-{
-	struct rnvme_ctrl *ctrl;
-
-	mutex_lock(&rnvme_ctrl_mutex);
-	list_for_each_entry(ctrl, &rnvme_ctrl_list, list)
-		if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE)
-			rnvme_ack_wd_arm(ctrl);
-	mutex_unlock(&rnvme_ctrl_mutex);
-}
-
-/*
- * A live controller whose RDMA port still passes traffic can be shut down.
- * Ask the device, not the port-state cache: when the netdev goes away the
- * driver marks its port down at once, but the cache learns it from an event
- * handled later, often after this device's removal has begun.
- */
-static bool rnvme_device_still_usable(struct rnvme_ctrl *ctrl,
-				      struct ib_device *ibdev)
-{
-	struct ib_port_attr attr;
-
-	/*
-	 * The port the admin queue last used, kept in the controller: error
-	 * recovery may destroy the admin queue's CM id at any time.
-	 */
-	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE)
-		return false;
-	if (ib_query_port(ibdev, READ_ONCE(ctrl->rdma_port), &attr))
-		return false;
-	return attr.state == IB_PORT_ACTIVE;
-}
-
-/**
- * rnvme_delete_ctrls - delete controllers and wait until they are gone
- * @ibdev: only those whose admin queue used this device; NULL for all
- */
-void rnvme_delete_ctrls(struct ib_device *ibdev)
-{
-	struct rnvme_ctrl *ctrl;
-	bool found = false;
-
-	mutex_lock(&rnvme_ctrl_mutex);
-	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
-		if (ibdev && READ_ONCE(ctrl->ibdev) != ibdev)
-			continue;
-		if (!ibdev) {
-			dev_info(ctrl->ctrl.device,
-				 "deleting controller: rnvme is unloading\n");
-		} else if (rnvme_device_still_usable(ctrl, ibdev)) {
-			/*
-			 * An orderly unregistration (rdma link delete, driver
-			 * unbind): the device works until this callback
-			 * returns.  Delete as `nvme disconnect` does, so the
-			 * namespaces' dirty pages are written and the
-			 * controller gets its CC.SHN shutdown.
-			 */
-			dev_info(ctrl->ctrl.device,
-				 "deleting controller: RDMA device %s is being unregistered; its port is up: writing back and shutting down first\n",
-				 ctrl->rdma_dev_name);
-		} else {
-			/*
-			 * The port is down (the netdev went away first): the
-			 * QPs will never complete anything again.  Error
-			 * recovery cancels the commands in flight (deleting
-			 * the namespaces waits for them), and the shutdown
-			 * skips the Property Set that would time out.
-			 */
-			dev_info(ctrl->ctrl.device,
-				 "deleting controller: RDMA device %s is going away with its port down: failing I/O in flight\n",
-				 ctrl->rdma_dev_name);
-			WRITE_ONCE(ctrl->dev_removed, true);
-			rnvme_error_recovery(ctrl);
-		}
-		nvme_delete_ctrl(&ctrl->ctrl);
-		found = true;
-	}
-	mutex_unlock(&rnvme_ctrl_mutex);
-
-	if (found)
-		flush_workqueue(nvme_delete_wq);
-}
-
-/*
- * Port events of every RDMA device: a controller on a port that went down
- * recovers (and fails over) now; one waiting to reconnect through a port
- * that came back tries at once.  The handler lives from the device's
- * registration (or rnvme's load) to its removal, so a port's return is seen
- * even while no queue holds the device.
- *
- * The RDMA core calls handlers with the device's event_handler_rwsem held,
- * from ib_wq, which device unregistration flushes: taking rnvme_ctrl_mutex
- * there would make it depend on both (lockdep reported the cycle during a
- * device removal).  The handler only queues a work item of its own.
- */
-struct rnvme_port_work {
-	struct work_struct	work;
-	struct ib_device	*ibdev;	/* compared, never dereferenced */
-	u32			port;
-	enum ib_event_type	event;
-};
-
-static struct workqueue_struct *rnvme_event_wq;
-
-static void rnvme_port_work_fn(struct work_struct *work)
-{
-	struct rnvme_port_work *pw = container_of(work, struct rnvme_port_work,
-						  work);
-	struct rnvme_ctrl *ctrl;
-
-	mutex_lock(&rnvme_ctrl_mutex);
-	list_for_each_entry(ctrl, &rnvme_ctrl_list, list) {
-		if (READ_ONCE(ctrl->ibdev) != pw->ibdev)
-			continue;
-		if (pw->event != IB_EVENT_DEVICE_FATAL &&
-		    READ_ONCE(ctrl->rdma_port) != pw->port)
-			continue;
-		rnvme_port_event(ctrl, pw->event);
-	}
-	mutex_unlock(&rnvme_ctrl_mutex);
-	kfree(pw);
-}
-
-static void rnvme_ib_event(struct ib_event_handler *handler,
-			   struct ib_event *event)
-{
-	struct rnvme_port_work *pw;
-
-	switch (event->event) {
-	case IB_EVENT_PORT_ERR:
-	case IB_EVENT_PORT_ACTIVE:
-	case IB_EVENT_DEVICE_FATAL:
-		break;
-	default:
-		return;
-	}
-
-	pw = kzalloc(sizeof(*pw), GFP_KERNEL);
-	if (!pw)
-		return;	/* the QPs' own errors and timeouts still recover */
-	INIT_WORK(&pw->work, rnvme_port_work_fn);
-	pw->ibdev = event->device;
-	pw->port = event->element.port_num;
-	pw->event = event->event;
-	queue_work(rnvme_event_wq, &pw->work);
-}
-
-static struct ib_client rnvme_ib_client;
-
-static int rnvme_add_one(struct ib_device *ibdev)
-{
-	struct ib_event_handler *handler;
-
-	handler = kzalloc(sizeof(*handler), GFP_KERNEL);
-	if (!handler)
-		return -ENOMEM;
-	INIT_IB_EVENT_HANDLER(handler, ibdev, rnvme_ib_event);
-	ib_register_event_handler(handler);
-	ib_set_client_data(ibdev, &rnvme_ib_client, handler);
-	return 0;
-}
-
-static void rnvme_remove_one(struct ib_device *ibdev, void *client_data)
-{
-	struct ib_event_handler *handler = client_data;
-
-	rnvme_delete_ctrls(ibdev);
-	if (handler) {
-		ib_unregister_event_handler(handler);
-		kfree(handler);
-	}
-}
-
-static struct ib_client rnvme_ib_client = {
-	.name	= "rnvme",
-	.add	= rnvme_add_one,
-	.remove	= rnvme_remove_one,
-};
-
-/* the name is the read-only parameter transport_name, checked in rnvme_init() */
-static struct nvmf_transport_ops rnvme_transport = {
-	.name		= rnvme_transport_name,
-	.module		= THIS_MODULE,
-	.required_opts	= NVMF_OPT_TRADDR,
-	.allowed_opts	= NVMF_OPT_TRSVCID | NVMF_OPT_RECONNECT_DELAY |
-			  NVMF_OPT_HOST_TRADDR | NVMF_OPT_CTRL_LOSS_TMO |
-			  NVMF_OPT_NR_WRITE_QUEUES | NVMF_OPT_NR_POLL_QUEUES |
-			  NVMF_OPT_TOS,
-	.create_ctrl	= rnvme_create_ctrl,
-};
-
 /*
  * The in-tree driver for a transport name is the module nvme-fabrics loads
  * for it ("nvme-<name>").  If it is already loaded it has registered the
@@ -548,7 +211,7 @@ static bool rnvme_name_taken(const char *name)
  * It then registers the same name second and is never used: tell the admin
  * once which driver serves the connects.
  */
-void rnvme_warn_if_shadowing(void)
+static void rnvme_warn_if_shadowing(void)
 {
 	static bool warned;
 
@@ -559,6 +222,34 @@ void rnvme_warn_if_shadowing(void)
 		rnvme_transport_name, rnvme_transport_name,
 		rnvme_transport_name, rnvme_transport_name);
 }
+
+/*
+ * nvme-fabrics' create hook: a create with options rnvme cannot honour is
+ * refused before anything else (its attempt record logged); the shadowing
+ * warning comes before the controller is created and connected.
+ */
+static struct nvme_ctrl *rnvme_create(struct device *dev,
+				      struct nvmf_ctrl_options *opts)
+{
+	int ret = rnvme_create_check(opts);
+
+	if (ret)
+		return ERR_PTR(ret);
+	rnvme_warn_if_shadowing();
+	return rnvme_create_ctrl(dev, opts);
+}
+
+/* the name is the read-only parameter transport_name, checked in rnvme_init() */
+static struct nvmf_transport_ops rnvme_transport = {
+	.name		= rnvme_transport_name,
+	.module		= THIS_MODULE,
+	.required_opts	= NVMF_OPT_TRADDR,
+	.allowed_opts	= NVMF_OPT_TRSVCID | NVMF_OPT_RECONNECT_DELAY |
+			  NVMF_OPT_HOST_TRADDR | NVMF_OPT_CTRL_LOSS_TMO |
+			  NVMF_OPT_NR_WRITE_QUEUES | NVMF_OPT_NR_POLL_QUEUES |
+			  NVMF_OPT_TOS,
+	.create_ctrl	= rnvme_create,
+};
 
 static int __init rnvme_init(void)
 {
@@ -577,28 +268,21 @@ static int __init rnvme_init(void)
 		return -EBUSY;
 	}
 
-	/* ordered: a port's down and up events are handled in their order */
-	rnvme_event_wq = alloc_ordered_workqueue("rnvme_events", 0);
-	if (!rnvme_event_wq)
-		return -ENOMEM;
-
-	ret = ib_register_client(&rnvme_ib_client);
+	ret = rnvme_ib_client_init();
 	if (ret)
-		goto out_destroy_wq;
+		return ret;
 
 	ret = nvmf_register_transport(&rnvme_transport);
 	if (ret)
-		goto out_unregister_client;
+		goto out_client_exit;
 
 	rnvme_fi_init();
 	pr_info("registered NVMe-oF transport \"%s\"%s\n", rnvme_transport_name,
 		rnvme_register_always ? "" : " (register_always=0: global rkey exposed)");
 	return 0;
 
-out_unregister_client:
-	ib_unregister_client(&rnvme_ib_client);
-out_destroy_wq:
-	destroy_workqueue(rnvme_event_wq);
+out_client_exit:
+	rnvme_ib_client_exit();
 	return ret;
 }
 
@@ -607,9 +291,7 @@ static void __exit rnvme_exit(void)
 	/* no new controllers, then take down the ones left */
 	nvmf_unregister_transport(&rnvme_transport);
 	rnvme_delete_ctrls(NULL);
-	ib_unregister_client(&rnvme_ib_client);
-	/* no handler is left to queue port work: run what is queued */
-	destroy_workqueue(rnvme_event_wq);
+	rnvme_ib_client_exit();
 	rnvme_fi_exit();
 	pr_info("unregistered NVMe-oF transport \"%s\"\n", rnvme_transport_name);
 }

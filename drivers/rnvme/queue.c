@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rnvme queues: the RDMA CM id, the verbs resources behind it (CQ, QP, MR
- * pool, receive ring) and the Fabrics Connect that makes a queue live.
+ * pool, receive ring) and the Fabrics Connect that makes a queue live; the
+ * RDMA devices in use (their protection domains), shared by the queues.
  * Every stop and free step is guarded by its own state bit, so teardown can
  * run from any point of a failed setup and any number of times.
  */
@@ -98,6 +99,74 @@ out_free_ring:
 u32 rnvme_max_fr_pages(struct ib_device *ibdev)
 {
 	return rnvme_max_fr_pages_for(ibdev->attrs.max_fast_reg_page_list_len);
+}
+
+static LIST_HEAD(rnvme_device_list);
+static DEFINE_MUTEX(rnvme_device_mutex);
+
+static void rnvme_device_free(struct kref *ref)
+{
+	struct rnvme_device *dev = container_of(ref, struct rnvme_device, ref);
+
+	mutex_lock(&rnvme_device_mutex);
+	list_del(&dev->entry);
+	mutex_unlock(&rnvme_device_mutex);
+
+	ib_dealloc_pd(dev->pd);
+	kfree(dev);
+}
+
+static void rnvme_device_put(struct rnvme_device *dev)
+{
+	kref_put(&dev->ref, rnvme_device_free);
+}
+
+/**
+ * rnvme_device_get - find or set up the device a CM id was bound to
+ * @cm_id: an id whose address has been resolved
+ *
+ * Return: a referenced device, or NULL (the reason is logged).
+ */
+static struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id)
+{
+	struct ib_device *ibdev = cm_id->device;
+	struct rnvme_device *dev;
+
+	mutex_lock(&rnvme_device_mutex);
+	list_for_each_entry(dev, &rnvme_device_list, entry) {
+		if (dev->ibdev == ibdev && kref_get_unless_zero(&dev->ref))
+			goto out_unlock;
+	}
+
+	if (!(ibdev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)) {
+		dev_err(&ibdev->dev,
+			"rnvme needs fast memory registration, which this device lacks\n");
+		dev = NULL;
+		goto out_unlock;
+	}
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		goto out_unlock;
+
+	dev->ibdev = ibdev;
+	kref_init(&dev->ref);
+	dev->pd = ib_alloc_pd(ibdev,
+			      rnvme_register_always ? 0 : IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (IS_ERR(dev->pd)) {
+		dev_err(&ibdev->dev, "rnvme: protection domain allocation failed (%ld)\n",
+			PTR_ERR(dev->pd));
+		kfree(dev);
+		dev = NULL;
+		goto out_unlock;
+	}
+	/* one send SGE always carries the SQE itself */
+	dev->inline_segments = min_t(u32, RNVME_MAX_INLINE_SEGMENTS,
+				     ibdev->attrs.max_send_sge - 1);
+	list_add(&dev->entry, &rnvme_device_list);
+out_unlock:
+	mutex_unlock(&rnvme_device_mutex);
+	return dev;
 }
 
 static void rnvme_qp_event(struct ib_event *event, void *context)

@@ -3,16 +3,21 @@
  * rnvme: NVMe over Fabrics RDMA host transport - private definitions.
  *
  * Files by responsibility:
- *   main.c   module glue: parameters, transport registration, RDMA device
- *            cache and removal, controller list
+ *   main.c   module glue: parameters, module init and exit, transport
+ *            registration
  *   ctrl.c   controller lifecycle: create, setup, teardown, reset, error
- *            recovery, reconnect, nvme_ctrl_ops
+ *            recovery, reconnect, nvme_ctrl_ops; the controller list, RDMA
+ *            device removal and port events
  *   queue.c  queue lifecycle and verbs resources (CQ, QP, MR pool, rings),
- *            blk-mq tag sets
+ *            the RDMA device cache
  *   cm.c     RDMA CM event handling and connection private data
- *   io.c     the I/O path: blk-mq ops, data mapping, posting, completions,
+ *   io.c     the I/O path: blk-mq ops, data mapping, memory registration
+ *            (the MR pool's takers, REG_MR, LOCAL_INV), posting, completions,
  *            timeouts
- *   mr.c     memory registration work requests: REG_MR template, LOCAL_INV
+ *   sysfs.c  the controller's sysfs attributes
+ *   telemetry.c  per-queue counters and latency histograms (telemetry.h)
+ *   diag.c   what every layer records: the connect-attempt record, the
+ *            last transport error
  *   logic.c  pure helpers with no hardware dependency (KUnit-testable)
  *   fault.c  race windows held open by the debug kernel's scenarios (built
  *            only with CONFIG_FAULT_INJECTION_DEBUG_FS)
@@ -535,24 +540,16 @@ static inline void rnvme_key_follow(struct static_key_false *key, bool on)
 extern unsigned int rnvme_test_extra_work;
 DECLARE_STATIC_KEY_FALSE(rnvme_test_work_key);
 #endif
-extern bool rnvme_telemetry;
-/* the telemetry parameter as a jump label: off, the fast path pays a NOP */
-DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
-struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id);
-void rnvme_device_put(struct rnvme_device *dev);
-void rnvme_ctrl_list_add(struct rnvme_ctrl *ctrl);
-void rnvme_ctrl_list_del(struct rnvme_ctrl *ctrl);
-int rnvme_ctrl_claim(struct rnvme_ctrl *ctrl);
-void rnvme_ctrl_unclaim(struct rnvme_ctrl *ctrl);
-void rnvme_delete_ctrls(struct ib_device *ibdev);
-void rnvme_warn_if_shadowing(void);
 
 /* ctrl.c */
+int rnvme_create_check(struct nvmf_ctrl_options *opts);
 struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 				    struct nvmf_ctrl_options *opts);
 void rnvme_error_recovery(struct rnvme_ctrl *ctrl);
-void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event);
-void rnvme_ack_wd_arm(struct rnvme_ctrl *ctrl);
+void rnvme_ack_wd_arm_live(void);
+void rnvme_delete_ctrls(struct ib_device *ibdev);
+int rnvme_ib_client_init(void);
+void rnvme_ib_client_exit(void);
 
 /* queue.c */
 int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size);
@@ -586,7 +583,6 @@ void rnvme_recv_any_done(struct ib_cq *cq, struct ib_wc *wc);
 int rnvme_post_recvs(struct rnvme_queue *queue);
 void rnvme_submit_async_event(struct nvme_ctrl *nctrl);
 void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op);
-void rnvme_end_request(struct rnvme_request *req);
 void rnvme_abort_queue_requests(struct rnvme_queue *queue);
 void rnvme_unpark(struct rnvme_queue *queue);
 void rnvme_drop_parked(struct rnvme_queue *queue);
@@ -617,12 +613,13 @@ static inline void rnvme_fi_exit(void) {}
 
 /* sysfs.c */
 extern const struct attribute_group *rnvme_ctrl_attr_groups[];
-__printf(2, 3) void rnvme_record_error(struct rnvme_ctrl *ctrl,
-				       const char *fmt, ...);
-__printf(3, 4) void rnvme_record_attempt_error(struct rnvme_ctrl *ctrl, int seq,
-					       const char *fmt, ...);
 
-/* the connect-attempt record (ctrl.c) */
+/*
+ * diag.c: what any layer records about a controller.  The current connect
+ * attempt's cause (the first failure noted between rnvme_cause_begin() and
+ * rnvme_emit_attempt(), which logs the attempt's record) and the latest
+ * transport error (sysfs last_error).  Notes and errors: any context.
+ */
 void rnvme_cause_begin(struct rnvme_ctrl *ctrl);
 void rnvme_note_cause(struct rnvme_ctrl *ctrl, const char *stage,
 		      const char *cause, int qid);
@@ -631,21 +628,34 @@ void rnvme_note_cm_cause(struct rnvme_ctrl *ctrl, const char *stage,
 void rnvme_note_setup_command(struct rnvme_queue *queue, struct request *rq);
 void rnvme_note_setup_response(struct rnvme_queue *queue, struct request *rq,
 			       const struct nvme_completion *cqe);
-void rnvme_note_connect_status(struct rnvme_ctrl *ctrl, int qid, u16 status,
-			       u32 result);
+void rnvme_emit_attempt(struct rnvme_ctrl *ctrl, const char *kind, int ret);
+void rnvme_emit_refused(const char *cause, int ret);
+__printf(2, 3) void rnvme_record_error(struct rnvme_ctrl *ctrl,
+				       const char *fmt, ...);
+__printf(3, 4) void rnvme_record_attempt_error(struct rnvme_ctrl *ctrl, int seq,
+					       const char *fmt, ...);
+
 /* telemetry.c */
 extern struct bin_attribute *rnvme_tele_bin_attrs[];
 extern struct device_attribute dev_attr_telemetry_reset;
 extern struct device_attribute dev_attr_telemetry_layout;
 int rnvme_tele_alloc(struct rnvme_ctrl *ctrl);
 void rnvme_tele_free(struct rnvme_ctrl *ctrl);
+void rnvme_tele_rejected(struct rnvme_queue *queue);
+
+/*
+ * The I/O path's telemetry hooks.  Each tests the telemetry parameter's
+ * jump label first, so with telemetry off the I/O path runs a NOP there
+ * (and arming stores false); the counting itself is out of line, in the
+ * functions below, which nothing calls but these hooks.
+ */
+DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
 void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status);
 void rnvme_tele_armed(struct request *rq, struct rnvme_request *req);
 void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
 			  bool locked, u64 d);
 void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req);
 void rnvme_tele_complete_rq(struct rnvme_queue *queue, struct request *rq);
-void rnvme_tele_rejected(struct rnvme_queue *queue);
 
 /* a successful work completion of @queue, in its CQ context */
 static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
@@ -656,6 +666,59 @@ static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
 		queue->tele->cq.wc[IB_WC_SUCCESS]++;
 	else
 		rnvme_tele_wc(queue, IB_WC_SUCCESS);
+}
+
+/* a failed work completion of @queue, in its CQ context */
+static __always_inline void rnvme_tele_wc_failed(struct rnvme_queue *queue,
+						 enum ib_wc_status status)
+{
+	if (static_branch_unlikely(&rnvme_tele_key))
+		rnvme_tele_wc(queue, status);
+}
+
+/* queue_rq: was @rq prepared before (dispatched again: retry, resource busy)? */
+static inline void rnvme_tele_dispatched(struct request *rq,
+					 struct rnvme_request *req)
+{
+	if (static_branch_unlikely(&rnvme_tele_key))
+		req->tele_requeued = !!(rq->rq_flags & RQF_DONTPREP);
+}
+
+/* a command with its data mapped is about to be posted */
+static __always_inline void rnvme_tele_arm(struct request *rq,
+					   struct rnvme_request *req)
+{
+	if (static_branch_unlikely(&rnvme_tele_key))
+		rnvme_tele_armed(rq, req);
+	else
+		req->tele_armed = false;
+}
+
+/*
+ * Is @req's post counted?  Tested at each site: a flag kept across the post
+ * would cost a register.
+ */
+static __always_inline bool rnvme_tele_counting(struct rnvme_request *req)
+{
+	return static_branch_unlikely(&rnvme_tele_key) && req->tele_armed;
+}
+
+/* the target answered @req with @status, which ends it */
+static __always_inline void rnvme_tele_answered(struct rnvme_request *req,
+						__le16 status)
+{
+	if (static_branch_unlikely(&rnvme_tele_key) && req->tele_armed) {
+		req->status = status;
+		rnvme_tele_completed(req->queue, req);
+	}
+}
+
+/* blk-mq completes @rq (@req its PDU), answered or ended by the host */
+static __always_inline void rnvme_tele_complete(struct rnvme_request *req,
+						struct request *rq)
+{
+	if (static_branch_unlikely(&rnvme_tele_key))
+		rnvme_tele_complete_rq(req->queue, rq);
 }
 
 /* an armed command's post, counted under @queue's post_lock, held */
@@ -670,10 +733,5 @@ static inline void rnvme_tele_submitted_locked(struct rnvme_queue *queue,
 	if (unlikely(req->tele_requeued))
 		s->requeued++;
 }
-
-/* mr.c */
-void rnvme_init_reg_wr(struct rnvme_request *req);
-void rnvme_memreg_done(struct ib_cq *cq, struct ib_wc *wc);
-int rnvme_inv_rkey(struct rnvme_queue *queue, struct rnvme_request *req);
 
 #endif /* RNVME_H */

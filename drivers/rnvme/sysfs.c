@@ -8,63 +8,7 @@
 
 #include <linux/module.h>
 #include <linux/sysfs.h>
-#include <linux/timekeeping.h>
 #include "rnvme.h"
-
-/**
- * rnvme_record_error - remember the latest transport error of a controller
- * @ctrl: the controller
- * @fmt:  what happened, printf-style
- *
- * Any context (completion handlers run in softirq).
- */
-void rnvme_record_error(struct rnvme_ctrl *ctrl, const char *fmt, ...)
-{
-	struct rnvme_stats *st = &ctrl->stats;
-	unsigned long flags;
-	va_list ap;
-
-	spin_lock_irqsave(&st->lock, flags);
-	va_start(ap, fmt);
-	vscnprintf(st->last_error, sizeof(st->last_error), fmt, ap);
-	va_end(ap);
-	st->last_error_time = ktime_get_real_seconds();
-	atomic_inc(&st->error_seq);
-	spin_unlock_irqrestore(&st->lock, flags);
-}
-
-/**
- * rnvme_record_attempt_error - record why an attempt failed, keeping its cause
- * @ctrl: the controller
- * @seq:  stats.error_seq read when the attempt began
- * @fmt:  the attempt's own message ("reconnect attempt 3 failed (-28)")
- *
- * When something recorded a more precise error during the attempt, the
- * result is "<message>: <that error>"; otherwise just the message.
- */
-void rnvme_record_attempt_error(struct rnvme_ctrl *ctrl, int seq,
-				const char *fmt, ...)
-{
-	struct rnvme_stats *st = &ctrl->stats;
-	char cause[sizeof(st->last_error)];
-	unsigned long flags;
-	va_list ap;
-	int n;
-
-	spin_lock_irqsave(&st->lock, flags);
-	cause[0] = '\0';
-	if (atomic_read(&st->error_seq) != seq)
-		strscpy(cause, st->last_error, sizeof(cause));
-	va_start(ap, fmt);
-	n = vscnprintf(st->last_error, sizeof(st->last_error), fmt, ap);
-	va_end(ap);
-	if (cause[0])
-		scnprintf(st->last_error + n, sizeof(st->last_error) - n, ": %s",
-			  cause);
-	st->last_error_time = ktime_get_real_seconds();
-	atomic_inc(&st->error_seq);
-	spin_unlock_irqrestore(&st->lock, flags);
-}
 
 static struct rnvme_ctrl *dev_to_rnvme_ctrl(struct device *dev)
 {

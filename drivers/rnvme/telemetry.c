@@ -25,11 +25,11 @@
 #include "rnvme.h"
 
 /*
- * The telemetry parameter and its jump label (see io.c): default off, since
- * counting costs more than 2 % of the module's instructions per I/O
- * (Documentation/bench.rst, "Telemetry").
+ * The telemetry parameter and its jump label, which the I/O path's hooks
+ * (rnvme.h) test: default off, since counting costs more than 2 % of the
+ * module's instructions per I/O (Documentation/bench.rst, "Telemetry").
  */
-bool rnvme_telemetry;
+static bool rnvme_telemetry;
 DEFINE_STATIC_KEY_FALSE(rnvme_tele_key);
 
 static int rnvme_tele_param_set(const char *val, const struct kernel_param *kp)
@@ -186,8 +186,8 @@ void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status)
 }
 
 /*
- * Counting.  The I/O path (io.c) calls these only with the jump label on.
- * A command is armed when it is posted, and counted ended exactly once: by
+ * Counting.  The I/O path's hooks (rnvme.h) call these only with the jump
+ * label on.  A command is armed when it is posted, and counted ended exactly once: by
  * rnvme_tele_completed() when its end comes from the target (CQ context),
  * or by rnvme_tele_complete_rq() when the host ends it (cancel, timeout).
  * Around a switch of the parameter a command in flight may be counted on
