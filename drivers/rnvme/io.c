@@ -708,6 +708,7 @@ static __always_inline void rnvme_park(struct rnvme_queue *queue,
 	req->park_next = NULL;
 	*queue->parked_tail = req;
 	queue->parked_tail = &req->park_next;
+	/* the CQ context is its only writer (rnvme_queue.parked_reqs) */
 	queue->parked_reqs++;
 	if (rnvme_needs_probe(queue, req))
 		rnvme_post_probe(queue);

@@ -544,8 +544,16 @@ int rnvme_post_probe(struct rnvme_queue *queue)
 	queue->probe_seq = atomic_read(&queue->send_seq);
 	rnvme_send_posted(queue);
 	ret = ib_post_send(queue->qp, &queue->probe_reg.wr, NULL);
-	if (!ret)
+	if (!ret) {
 		queue->last_sig_seq = queue->probe_seq;
+		/*
+		 * Counted under post_lock, which every probe post holds:
+		 * probe_busy does not order two probes' counts, since the
+		 * probe may complete (and clear it for the next) as soon as
+		 * it is posted
+		 */
+		queue->probes++;
+	}
 	spin_unlock_irqrestore(&queue->post_lock, flags);
 	if (ret) {
 		atomic_dec(&queue->sends_pending);
@@ -556,8 +564,6 @@ int rnvme_post_probe(struct rnvme_queue *queue)
 		return ret;
 	}
 	rnvme_count_wrs(queue, 2);
-	/* one probe at a time (probe_busy) */
-	queue->probes++;
 	return 0;
 }
 

@@ -216,8 +216,16 @@ struct rnvme_queue {
 	 */
 	struct rnvme_request	*parked;
 	struct rnvme_request	**parked_tail;
-	/* statistics (sysfs): signaled SENDs, requests parked, probes posted */
+	/* statistic (sysfs): signaled SENDs; admin and poll queues race */
 	u64			sends_signaled;
+	/*
+	 * Statistics (sysfs) of the current association, each with one
+	 * writer at a time (a plain add of an aligned u64: a lockless reader
+	 * sees the value before or after it): requests parked (rnvme_park(),
+	 * only in the CQ context of an interrupt-driven I/O queue, which
+	 * handles one completion at a time) and watchdog probes posted
+	 * (under @post_lock).
+	 */
 	u64			parked_reqs;
 	u64			probes;
 	/*
