@@ -917,6 +917,7 @@ static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
 	/* off the list: rnvme_ack_wd_arm_live() cannot arm it again */
 	cancel_delayed_work_sync(&ctrl->ack_wd_work);
 	rnvme_tele_free(ctrl);
+	free_percpu(ctrl->qstats);
 	kfree(ctrl->queues);
 	kfree(ctrl);
 }
@@ -1083,11 +1084,19 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 			       GFP_KERNEL);
 	if (!ctrl->queues)
 		goto out_unclaim;
+	/* one struct rnvme_qstats per queue index, on every CPU */
+	ctrl->qstats = (struct rnvme_qstats __percpu *)
+		__alloc_percpu(ctrl->ctrl.queue_count *
+			       sizeof(struct rnvme_qstats),
+			       __alignof__(struct rnvme_qstats));
+	if (!ctrl->qstats)
+		goto out_free_queues;
 	ret = rnvme_tele_alloc(ctrl);
 	if (ret)
 		goto out_free_queues;
 	for (i = 0; i < ctrl->ctrl.queue_count; i++) {
 		ctrl->queues[i].ctrl = ctrl;
+		ctrl->queues[i].stats = ctrl->qstats + i;
 		ctrl->queues[i].tele = &ctrl->tele[i];
 		ctrl->queues[i].qid = i;
 		mutex_init(&ctrl->queues[i].queue_lock);
@@ -1131,6 +1140,7 @@ out_put_ctrl:
 	return ERR_PTR(ret);
 out_free_queues:
 	rnvme_tele_free(ctrl);
+	free_percpu(ctrl->qstats);
 	kfree(ctrl->queues);
 	/* nvme_init_ctrl() failed: its device and name are gone */
 	ctrl->ctrl.device = NULL;

@@ -212,8 +212,6 @@ static __always_inline int rnvme_map_fast_reg(struct rnvme_queue *queue,
 			     IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 
 	rnvme_sgl_keyed(c, mr->iova, mr->length, rkey, true);
-	/* counted now, taken back if the post fails (rnvme_post_req()) */
-	rnvme_count_wrs(queue, 1);
 	return 0;
 }
 
@@ -526,24 +524,23 @@ static __always_inline int rnvme_post_req(struct rnvme_queue *queue,
 					  bool signaled)
 {
 	struct ib_send_wr *first = &req->send_wr;
+	unsigned int nr_wrs = 1;
 	int ret;
 
 	req->send_wr.num_sge = req->num_sge;
 	req->send_wr.send_flags = signaled ? IB_SEND_SIGNALED : 0;
-	if (req->mr)
+	if (req->mr) {
 		first = &req->reg_wr.wr;
+		nr_wrs = 2;
+	}
 
 	if (signaled)
 		rnvme_send_posted(queue);
 	ret = rnvme_post_send_wrs(queue->qp, first, &req->bad_wr);
 	if (likely(!ret)) {
-		/* its REG_MR was counted with the mapping */
-		rnvme_count_wrs(queue, 1);
+		/* from before the post: the request may have ended since */
+		rnvme_count_send(queue, nr_wrs, signaled);
 		return 0;
-	}
-	if (req->mr) {
-		/* a statistic (rnvme_count_wrs()): the REG_MR was not posted */
-		data_race(queue->wr_posted--);
 	}
 	rnvme_post_failed(queue, signaled, ret);
 	return ret;
@@ -683,7 +680,7 @@ void rnvme_submit_async_event(struct nvme_ctrl *nctrl)
 	rnvme_send_posted(queue);
 	ret = ib_post_send(queue->qp, &wr, NULL);
 	if (likely(!ret))
-		rnvme_count_wrs(queue, 1);
+		rnvme_count_send(queue, 1, true);
 	else
 		rnvme_post_failed(queue, true, ret);
 	WARN_ON_ONCE(ret);
@@ -1065,11 +1062,8 @@ static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 	/* the response (or invalidation) ends it, and a signaled SEND */
 	atomic_set(&req->ref, signaled ? 2 : 1);
 	last = queue->last_sig_seq;
-	if (signaled) {
+	if (signaled)
 		queue->last_sig_seq = seq;
-		/* a statistic; admin and poll queues post without the lock */
-		data_race(queue->sends_signaled++);
-	}
 	err = rnvme_post_req(queue, req, signaled);
 	if (unlikely(err)) {
 		queue->last_sig_seq = last;

@@ -737,15 +737,20 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 {
 	struct rnvme_queue *queue = &ctrl->queues[idx];
 	struct sockaddr *src = NULL;
-	int ret;
+	int ret, cpu;
 
 	/*
-	 * ctrl, tele, qid and queue_lock stay (rnvme_create_ctrl()): blk-mq
-	 * may still dispatch to this slot, and rnvme_queue_rq() reads them.
-	 * Nothing else of the slot is in use: its last association was
-	 * stopped and freed, its CM id destroyed (no handler runs).
+	 * ctrl, tele, qid, stats and queue_lock stay (rnvme_create_ctrl()):
+	 * blk-mq may still dispatch to this slot, and rnvme_queue_rq() reads
+	 * them.  Nothing else of the slot is in use: its last association was
+	 * stopped and freed, its CM id destroyed (no handler runs).  The
+	 * statistics start again with the association: nothing posts on the
+	 * slot until its new QP exists.
 	 */
 	memset_startat(queue, 0, rsp_ring);
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(queue->stats, cpu), 0,
+		       sizeof(struct rnvme_qstats));
 	init_completion(&queue->cm_done);
 	queue->queue_size = queue_size;
 	queue->poll = rnvme_is_poll_queue(ctrl->io_queues, idx);

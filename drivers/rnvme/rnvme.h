@@ -30,6 +30,7 @@
 #include <linux/llist.h>
 #include <linux/nvme.h>
 #include <linux/nvme-rdma.h>
+#include <linux/percpu.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
@@ -125,6 +126,23 @@ struct rnvme_mr {
 };
 
 /**
+ * struct rnvme_qstats - statistics any context of a queue may add to
+ * @wr_posted:      work requests posted: SENDs, REG_MRs, LOCAL_INVs, receives,
+ *                  and a probe's two (sysfs wr_posted, make bench's WR/IO)
+ * @sends_signaled: SENDs posted signaled, the AER's included
+ *
+ * One per CPU and queue: an admin or poll queue posts from several CPUs at
+ * once without a lock, and a per-CPU add loses no count without an atomic
+ * on the I/O path.  Counted after a successful post; zeroed with every
+ * association (rnvme_alloc_queue()).  Readers sum the CPUs' values
+ * (rnvme_qstats_sum()).
+ */
+struct rnvme_qstats {
+	u64	wr_posted;
+	u64	sends_signaled;
+};
+
+/**
  * struct rnvme_queue - one NVMe queue pair carried by one RC QP
  * @rsp_ring:   @nr_rsp receive buffers for completion queue entries
  * @rsp_wr:     their receive work requests
@@ -155,6 +173,8 @@ struct rnvme_queue {
 	struct rnvme_qtele	*tele;
 	/* index in ctrl->queues (0: admin), kept to spare a division */
 	int			qid;
+	/* this queue index's statistics (ctrl->qstats + qid), never NULL */
+	struct rnvme_qstats __percpu *stats;
 	/* initialized with the controller: a stop may race a new setup */
 	struct mutex		queue_lock;
 	/*
@@ -186,7 +206,6 @@ struct rnvme_queue {
 	bool			poll;
 	/* authentication messages (AUTH_SEND) posted while setting up */
 	u8			auth_sends;
-	u64			wr_posted;
 	/* ACK watchdog: signaled SENDs not completed yet, their completions */
 	atomic_t		sends_pending;
 	u32			send_acks;
@@ -216,8 +235,6 @@ struct rnvme_queue {
 	 */
 	struct rnvme_request	*parked;
 	struct rnvme_request	**parked_tail;
-	/* statistic (sysfs): signaled SENDs; admin and poll queues race */
-	u64			sends_signaled;
 	/*
 	 * Statistics (sysfs) of the current association, each with one
 	 * writer at a time (a plain add of an aligned u64: a lockless reader
@@ -316,14 +333,25 @@ static inline void rnvme_send_completed(struct rnvme_queue *queue, u32 seq)
 		WRITE_ONCE(queue->retired_seq, seq);
 }
 
-/* work requests posted on @queue (make bench's wr_per_io) */
-static inline void rnvme_count_wrs(struct rnvme_queue *queue, unsigned int n)
+/* @n work requests were posted on @queue (any context) */
+static __always_inline void rnvme_count_wrs(struct rnvme_queue *queue,
+					    unsigned int n)
 {
-	/*
-	 * A statistic, not state: a plain add keeps atomics off the I/O path;
-	 * two CPUs posting on one queue at once may lose a count.
-	 */
-	data_race(queue->wr_posted += n);
+	this_cpu_add(queue->stats->wr_posted, n);
+}
+
+/*
+ * A SEND was posted on @queue (any context): @nr_wrs work requests with it
+ * (its REG_MR), signaled or not.  Without a branch; the pointer is read
+ * once (the compiler cannot tell a per-CPU add from a store to the queue).
+ */
+static __always_inline void rnvme_count_send(struct rnvme_queue *queue,
+					     unsigned int nr_wrs, bool signaled)
+{
+	struct rnvme_qstats __percpu *stats = queue->stats;
+
+	this_cpu_add(stats->wr_posted, nr_wrs);
+	this_cpu_add(stats->sends_signaled, (unsigned int)signaled);
 }
 
 /**
@@ -509,6 +537,8 @@ struct rnvme_ctrl {
 	u64			attempt_id;
 	/* telemetry per queue index, for the controller's lifetime */
 	struct rnvme_qtele	*tele;
+	/* statistics per queue index (rnvme_queue.stats), per CPU */
+	struct rnvme_qstats __percpu *qstats;
 	u32			tele_nr;
 	struct nvme_ctrl	ctrl;
 };
@@ -621,6 +651,7 @@ static inline void rnvme_fi_exit(void) {}
 
 /* sysfs.c */
 extern const struct attribute_group *rnvme_ctrl_attr_groups[];
+void rnvme_qstats_sum(struct rnvme_queue *queue, struct rnvme_qstats *sum);
 
 /*
  * diag.c: what any layer records about a controller.  The current connect

@@ -83,26 +83,30 @@ static ssize_t rdma_device_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(rdma_device);
 
-/*
- * Work requests posted on all queues of the current association (the counts
- * start again with each queue's QP), approximate: see rnvme_count_wrs()
+/**
+ * rnvme_qstats_sum - a queue's statistics, summed over the CPUs
+ * @queue: the queue
+ * @sum:   where the sums go
+ *
+ * Any context; the queue may be posting.  Each CPU's value is read whole
+ * (its writer adds with one instruction), so the sum is at least what was
+ * counted before the call and at most what is counted by its return.
  */
-static ssize_t wr_posted_show(struct device *dev,
-			      struct device_attribute *attr, char *buf)
+void rnvme_qstats_sum(struct rnvme_queue *queue, struct rnvme_qstats *sum)
 {
-	struct rnvme_ctrl *ctrl = dev_to_rnvme_ctrl(dev);
-	u64 sum = 0;
-	u32 i;
+	int cpu;
 
-	for (i = 0; i < ctrl->ctrl.queue_count; i++) {
-		/* a statistic read while the queues post: a torn sum is harmless */
-		sum += data_race(READ_ONCE(ctrl->queues[i].wr_posted));
+	sum->wr_posted = 0;
+	sum->sends_signaled = 0;
+	for_each_possible_cpu(cpu) {
+		const struct rnvme_qstats *s = per_cpu_ptr(queue->stats, cpu);
+
+		sum->wr_posted += READ_ONCE(s->wr_posted);
+		sum->sends_signaled += READ_ONCE(s->sends_signaled);
 	}
-	return sysfs_emit(buf, "%llu\n", sum);
 }
-static DEVICE_ATTR_RO(wr_posted);
 
-/* the signaling counters of the current association's queues, summed */
+/* the counters of the current association's queues, summed */
 static u64 rnvme_sum_queues(struct rnvme_ctrl *ctrl,
 			    u64 (*get)(struct rnvme_queue *queue))
 {
@@ -114,7 +118,15 @@ static u64 rnvme_sum_queues(struct rnvme_ctrl *ctrl,
 	return sum;
 }
 
-/* statistics read while the queues post: a torn value is harmless */
+/* statistics read while the queues post (each read whole) */
+static u64 rnvme_q_wr_posted(struct rnvme_queue *q)
+{
+	struct rnvme_qstats sum;
+
+	rnvme_qstats_sum(q, &sum);
+	return sum.wr_posted;
+}
+
 static u64 rnvme_q_sends(struct rnvme_queue *q)
 {
 	return (u32)atomic_read(&q->send_seq);
@@ -122,7 +134,10 @@ static u64 rnvme_q_sends(struct rnvme_queue *q)
 
 static u64 rnvme_q_sends_signaled(struct rnvme_queue *q)
 {
-	return READ_ONCE(q->sends_signaled);
+	struct rnvme_qstats sum;
+
+	rnvme_qstats_sum(q, &sum);
+	return sum.sends_signaled;
 }
 
 static u64 rnvme_q_parked(struct rnvme_queue *q)
@@ -150,6 +165,7 @@ static ssize_t name##_show(struct device *dev,				\
 }									\
 static DEVICE_ATTR_RO(name)
 
+RNVME_QUEUE_SUM_ATTR(wr_posted);
 RNVME_QUEUE_SUM_ATTR(sends);
 RNVME_QUEUE_SUM_ATTR(sends_signaled);
 RNVME_QUEUE_SUM_ATTR(parked);

@@ -344,6 +344,7 @@ static void rnvme_tele_scalars(struct rnvme_ctrl *ctrl, u32 i, u64 *w)
 	const struct rnvme_tele_sub *s = &t->sub;
 	const struct rnvme_tele_cq *c = &t->cq;
 	u64 answered[RNVME_TC_NR], errors;
+	struct rnvme_qstats qs;
 	unsigned int n = 0, k, b;
 
 	/* a statistic read while the queue runs: fields may be a bit apart */
@@ -383,9 +384,10 @@ static void rnvme_tele_scalars(struct rnvme_ctrl *ctrl, u32 i, u64 *w)
 	w[n++] = RNVME_TELE_READ((c->ka_sum_ns));
 	w[n++] = RNVME_TELE_READ((c->ka_last_ns));
 	w[n++] = RNVME_TELE_READ((c->ka_max_ns));
-	w[n++] = RNVME_TELE_READ((queue->wr_posted));
+	rnvme_qstats_sum(queue, &qs);
+	w[n++] = qs.wr_posted;
 	w[n++] = (u32)atomic_read(&queue->send_seq);
-	w[n++] = RNVME_TELE_READ((queue->sends_signaled));
+	w[n++] = qs.sends_signaled;
 	for (k = 0; k < RNVME_TELE_WC_NR; k++)
 		w[n++] = RNVME_TELE_READ((c->wc[k]));
 	WARN_ON_ONCE(n != RNVME_TR_SCALARS);
