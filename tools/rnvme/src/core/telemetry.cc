@@ -182,7 +182,7 @@ std::string counter_help(const std::string& n) {
       {"keep_alive_sum_ns", "sum of their round trips, ns"},
       {"keep_alive_last_ns", "round trip of the latest keep-alive, ns"},
       {"keep_alive_max_ns", "longest keep-alive round trip since the reset, ns"},
-      {"wr_posted", "work requests posted in the current association (approximate)"},
+      {"wr_posted", "work requests posted in the current association"},
       {"sends", "SENDs posted in the current association"},
       {"sends_signaled", "signaled SENDs posted in the current association"},
   };
