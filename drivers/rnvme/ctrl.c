@@ -916,7 +916,7 @@ static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
 	}
 	/* off the list: rnvme_ack_wd_arm_live() cannot arm it again */
 	cancel_delayed_work_sync(&ctrl->ack_wd_work);
-	rnvme_tele_free(ctrl);
+	rnvme_tele_unregister(ctrl);
 	free_percpu(ctrl->qstats);
 	kfree(ctrl->queues);
 	kfree(ctrl);
@@ -1050,6 +1050,7 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 	ctrl->ctrl.opts = opts;
 	INIT_LIST_HEAD(&ctrl->list);
 	INIT_LIST_HEAD(&ctrl->claim);
+	INIT_LIST_HEAD(&ctrl->tele_entry);
 	spin_lock_init(&ctrl->stats.lock);
 	mutex_init(&ctrl->tagset_lock);
 	rnvme_cause_begin(ctrl);
@@ -1091,13 +1092,13 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 			       __alignof__(struct rnvme_qstats));
 	if (!ctrl->qstats)
 		goto out_free_queues;
-	ret = rnvme_tele_alloc(ctrl);
+	/* before any I/O: telemetry may be on, and may be switched on */
+	ret = rnvme_tele_register(ctrl);
 	if (ret)
 		goto out_free_queues;
 	for (i = 0; i < ctrl->ctrl.queue_count; i++) {
 		ctrl->queues[i].ctrl = ctrl;
 		ctrl->queues[i].stats = ctrl->qstats + i;
-		ctrl->queues[i].tele = &ctrl->tele[i];
 		ctrl->queues[i].qid = i;
 		mutex_init(&ctrl->queues[i].queue_lock);
 		INIT_WORK(&ctrl->queues[i].mr_grow, rnvme_mr_grow_work);
@@ -1139,7 +1140,7 @@ out_put_ctrl:
 		ret = -EIO;
 	return ERR_PTR(ret);
 out_free_queues:
-	rnvme_tele_free(ctrl);
+	rnvme_tele_unregister(ctrl);
 	free_percpu(ctrl->qstats);
 	kfree(ctrl->queues);
 	/* nvme_init_ctrl() failed: its device and name are gone */

@@ -169,7 +169,11 @@ struct rnvme_queue {
 	 * and rnvme_queue_rq() reads these to refuse the command.
 	 */
 	struct rnvme_ctrl	*ctrl;
-	/* telemetry of this queue index (ctrl->tele[qid]), never NULL */
+	/*
+	 * Telemetry of this queue index (ctrl->tele[qid]), NULL until the
+	 * controller has telemetry buffers; never NULL while rnvme_tele_key
+	 * is on (telemetry.c), which every hook tests before using it
+	 */
 	struct rnvme_qtele	*tele;
 	/* index in ctrl->queues (0: admin), kept to spare a division */
 	int			qid;
@@ -535,11 +539,18 @@ struct rnvme_ctrl {
 	/* the current (re)connect attempt's failure, and its number */
 	struct rnvme_cause	cause;
 	u64			attempt_id;
-	/* telemetry per queue index, for the controller's lifetime */
+	/*
+	 * Telemetry per queue index, @tele_nr of them (the queue slots):
+	 * NULL until telemetry is on while the controller exists, then kept
+	 * until it is freed; written under the telemetry's mutex, read
+	 * locklessly with acquire.  @tele_entry: on telemetry's controller
+	 * list from rnvme_tele_register() to rnvme_tele_unregister().
+	 */
 	struct rnvme_qtele	*tele;
+	u32			tele_nr;
+	struct list_head	tele_entry;
 	/* statistics per queue index (rnvme_queue.stats), per CPU */
 	struct rnvme_qstats __percpu *qstats;
-	u32			tele_nr;
 	struct nvme_ctrl	ctrl;
 };
 
@@ -678,15 +689,16 @@ __printf(3, 4) void rnvme_record_attempt_error(struct rnvme_ctrl *ctrl, int seq,
 extern struct bin_attribute *rnvme_tele_bin_attrs[];
 extern struct device_attribute dev_attr_telemetry_reset;
 extern struct device_attribute dev_attr_telemetry_layout;
-int rnvme_tele_alloc(struct rnvme_ctrl *ctrl);
-void rnvme_tele_free(struct rnvme_ctrl *ctrl);
+int rnvme_tele_register(struct rnvme_ctrl *ctrl);
+void rnvme_tele_unregister(struct rnvme_ctrl *ctrl);
 void rnvme_tele_rejected(struct rnvme_queue *queue);
 
 /*
  * The I/O path's telemetry hooks.  Each tests the telemetry parameter's
  * jump label first, so with telemetry off the I/O path runs a NOP there
  * (and arming stores false); the counting itself is out of line, in the
- * functions below, which nothing calls but these hooks.
+ * functions below, which nothing calls but these hooks.  With the label on,
+ * every queue has its queue->tele (telemetry.c): no hook tests it for NULL.
  */
 DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
 void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status);

@@ -28,18 +28,57 @@
  * The telemetry parameter and its jump label, which the I/O path's hooks
  * (rnvme.h) test: default off, since counting costs more than 2 % of the
  * module's instructions per I/O (Documentation/bench.rst, "Telemetry").
+ *
+ * A controller's telemetry buffers (about 11 KiB per queue: the counters
+ * and histograms, and the reset's base) exist only once telemetry has been
+ * on while it existed: switching the parameter on allocates them for every
+ * registered controller before it enables the jump label, and a controller
+ * registered while it is on allocates its own.  They stay, with their
+ * counts, until the controller is freed: switching off stops the counting,
+ * and freeing them would have to wait out every hook already past its test
+ * of the key, in any context.
+ *
+ * Invariant: while rnvme_tele_key is on, every queue of every registered
+ * controller has its queue->tele, so the hooks, which test the key first,
+ * need no NULL test.  It holds because rnvme_tele_mutex serializes the
+ * switch with registration, rnvme_telemetry (the parameter) is written
+ * only under it, and static_branch_enable() returns only once every CPU
+ * runs the patched code (it synchronizes them), after the pointers were
+ * stored.  The mutex also serializes resets.
  */
 static bool rnvme_telemetry;
 DEFINE_STATIC_KEY_FALSE(rnvme_tele_key);
+static DEFINE_MUTEX(rnvme_tele_mutex);
+/* controllers from rnvme_tele_register() to rnvme_tele_unregister() */
+static LIST_HEAD(rnvme_tele_ctrls);
+
+static int rnvme_tele_buffers(struct rnvme_ctrl *ctrl);
 
 static int rnvme_tele_param_set(const char *val, const struct kernel_param *kp)
 {
-	int ret = param_set_bool(val, kp);
+	struct kernel_param tmp = *kp;
+	struct rnvme_ctrl *ctrl;
+	bool on;
+	int ret;
 
+	/* parsed as any bool parameter, into @on until the buffers exist */
+	tmp.arg = &on;
+	ret = param_set_bool(val, &tmp);
 	if (ret)
 		return ret;
-	rnvme_key_follow(&rnvme_tele_key, READ_ONCE(rnvme_telemetry));
-	return 0;
+	mutex_lock(&rnvme_tele_mutex);
+	if (on) {
+		list_for_each_entry(ctrl, &rnvme_tele_ctrls, tele_entry) {
+			ret = rnvme_tele_buffers(ctrl);
+			if (ret)
+				goto out;
+		}
+	}
+	WRITE_ONCE(rnvme_telemetry, on);
+	rnvme_key_follow(&rnvme_tele_key, on);
+out:
+	mutex_unlock(&rnvme_tele_mutex);
+	return ret;
 }
 
 static const struct kernel_param_ops rnvme_tele_param_ops = {
@@ -113,53 +152,94 @@ static const char *const rnvme_tc_names[RNVME_TC_NR] = {
 /* a counter read while its writer runs (it takes no lock for readers) */
 #define RNVME_TELE_READ(x)	data_race(READ_ONCE(x))
 
-/* serializes resets (readers need no lock: see rnvme_tele_read()) */
-static DEFINE_MUTEX(rnvme_tele_reset_lock);
-
 static bool rnvme_tr_gauge(unsigned int i)
 {
 	return rnvme_tr_names[i][0] == 'G' && rnvme_tr_names[i][1] == ' ';
 }
 
-/**
- * rnvme_tele_alloc - allocate a new controller's telemetry
- * @ctrl: a controller whose queue_count is its largest
- *
- * Return: 0 or -ENOMEM.  rnvme_tele_free() undoes it, also partly done.
- */
-int rnvme_tele_alloc(struct rnvme_ctrl *ctrl)
+static void rnvme_tele_free_buffers(struct rnvme_qtele *tele, u32 nr)
 {
 	u32 i;
 
-	ctrl->tele = kvcalloc(ctrl->ctrl.queue_count, sizeof(*ctrl->tele),
-			      GFP_KERNEL);
-	if (!ctrl->tele)
-		return -ENOMEM;
-	ctrl->tele_nr = ctrl->ctrl.queue_count;
-	for (i = 0; i < ctrl->tele_nr; i++) {
-		struct rnvme_qtele *t = &ctrl->tele[i];
+	if (!tele)
+		return;
+	for (i = 0; i < nr; i++)
+		kvfree(tele[i].base);
+	kvfree(tele);
+}
 
-		spin_lock_init(&t->cq_lock);
-		t->reset_ns = ktime_get_ns();
-		t->base = kvcalloc(RNVME_TR_WORDS, sizeof(u64), GFP_KERNEL);
-		if (!t->base)
+/*
+ * Give @ctrl its telemetry buffers unless it has them, under
+ * rnvme_tele_mutex.  Its queues' pointers are stored first, then ctrl->tele
+ * with release: a reader that finds ctrl->tele (acquire) finds it whole.
+ * Counting starts from zero now, as after a reset.
+ */
+static int rnvme_tele_buffers(struct rnvme_ctrl *ctrl)
+{
+	struct rnvme_qtele *tele;
+	u64 now = ktime_get_ns();
+	u32 i;
+
+	lockdep_assert_held(&rnvme_tele_mutex);
+	if (ctrl->tele)
+		return 0;
+	tele = kvcalloc(ctrl->tele_nr, sizeof(*tele), GFP_KERNEL);
+	if (!tele)
+		return -ENOMEM;
+	for (i = 0; i < ctrl->tele_nr; i++) {
+		spin_lock_init(&tele[i].cq_lock);
+		tele[i].reset_ns = now;
+		tele[i].base = kvcalloc(RNVME_TR_WORDS, sizeof(u64), GFP_KERNEL);
+		if (!tele[i].base) {
+			rnvme_tele_free_buffers(tele, i);
 			return -ENOMEM;
+		}
 	}
+	/* the key is off, or the controller has run no I/O yet: no reader */
+	for (i = 0; i < ctrl->tele_nr; i++)
+		ctrl->queues[i].tele = &tele[i];
+	/* pairs with the sysfs readers' smp_load_acquire() of ctrl->tele */
+	smp_store_release(&ctrl->tele, tele);
 	return 0;
 }
 
-/* idempotent: the create path's unwind and free_ctrl may both call it */
-void rnvme_tele_free(struct rnvme_ctrl *ctrl)
+/**
+ * rnvme_tele_register - a new controller takes part in telemetry
+ * @ctrl: a controller whose queues (ctrl->queues, queue_count of them, its
+ *        largest) run no I/O yet
+ *
+ * Allocates its buffers if telemetry is on, and lists it for the next
+ * switch on.
+ *
+ * Return: 0, or -ENOMEM when telemetry is on and its buffers could not be
+ * allocated.  rnvme_tele_unregister() undoes it, also when it failed.
+ */
+int rnvme_tele_register(struct rnvme_ctrl *ctrl)
 {
-	u32 i;
+	int ret = 0;
 
-	if (!ctrl->tele)
-		return;
-	for (i = 0; i < ctrl->tele_nr; i++)
-		kvfree(ctrl->tele[i].base);
-	kvfree(ctrl->tele);
+	ctrl->tele_nr = ctrl->ctrl.queue_count;
+	mutex_lock(&rnvme_tele_mutex);
+	if (rnvme_telemetry)
+		ret = rnvme_tele_buffers(ctrl);
+	if (!ret)
+		list_add_tail(&ctrl->tele_entry, &rnvme_tele_ctrls);
+	mutex_unlock(&rnvme_tele_mutex);
+	return ret;
+}
+
+/*
+ * @ctrl runs no more I/O and nothing reads its sysfs files: off the list,
+ * its buffers freed.  Idempotent: the create path's unwind and free_ctrl may
+ * both call it (ctrl->tele_entry is initialized empty with the controller).
+ */
+void rnvme_tele_unregister(struct rnvme_ctrl *ctrl)
+{
+	mutex_lock(&rnvme_tele_mutex);
+	list_del_init(&ctrl->tele_entry);
+	mutex_unlock(&rnvme_tele_mutex);
+	rnvme_tele_free_buffers(ctrl->tele, ctrl->tele_nr);
 	ctrl->tele = NULL;
-	ctrl->tele_nr = 0;
 }
 
 /**
@@ -334,15 +414,23 @@ void rnvme_tele_rejected(struct rnvme_queue *queue)
 }
 
 /*
- * The raw values of queue index @i in record layout (without histograms,
- * which rnvme_tele_record() copies straight).
+ * A counter of @t, or 0 when the queue has no buffers (nothing was counted):
+ * @x, which names @t's fields, is evaluated only with @t.
  */
-static void rnvme_tele_scalars(struct rnvme_ctrl *ctrl, u32 i, u64 *w)
+#define RNVME_TELE_VAL(t, x)	((t) ? RNVME_TELE_READ(x) : 0)
+
+/*
+ * The raw values of queue index @i in record layout (without histograms,
+ * which rnvme_tele_record() copies straight); @t its telemetry, or NULL when
+ * the controller has no buffers: then the counters read 0 and the queue's
+ * own gauges (qid, flags, wr_posted, sends, sends_signaled) their values.
+ */
+static void rnvme_tele_scalars(struct rnvme_ctrl *ctrl,
+			       const struct rnvme_qtele *t, u32 i, u64 *w)
 {
-	struct rnvme_qtele *t = &ctrl->tele[i];
 	struct rnvme_queue *queue = &ctrl->queues[i];
-	const struct rnvme_tele_sub *s = &t->sub;
-	const struct rnvme_tele_cq *c = &t->cq;
+	const struct rnvme_tele_sub *s = t ? &t->sub : NULL;
+	const struct rnvme_tele_cq *c = t ? &t->cq : NULL;
 	u64 answered[RNVME_TC_NR], errors;
 	struct rnvme_qstats qs;
 	unsigned int n = 0, k, b;
@@ -352,55 +440,65 @@ static void rnvme_tele_scalars(struct rnvme_ctrl *ctrl, u32 i, u64 *w)
 	w[n++] = (queue->poll ? 1 : 0) |
 		 (test_bit(RNVME_Q_LIVE, &queue->flags) ? 2 : 0);
 	for (k = 0; k < RNVME_TC_NR; k++)
-		w[n++] = RNVME_TELE_READ((s->submitted[k]));
+		w[n++] = RNVME_TELE_VAL(t, s->submitted[k]);
 	for (k = 0; k < RNVME_TC_NR; k++)
-		w[n++] = RNVME_TELE_READ((s->bytes[k]));
+		w[n++] = RNVME_TELE_VAL(t, s->bytes[k]);
 	for (k = 0; k < RNVME_TD_NR; k++)
-		w[n++] = RNVME_TELE_READ((s->data[k]));
-	w[n++] = RNVME_TELE_READ((s->requeued));
+		w[n++] = RNVME_TELE_VAL(t, s->data[k]);
+	w[n++] = RNVME_TELE_VAL(t, s->requeued);
 	/* answered: the histograms' sums */
 	for (k = 0; k < RNVME_TC_NR; k++) {
 		answered[k] = 0;
-		for (b = 0; b < RNVME_HIST_BUCKETS; b++)
+		for (b = 0; t && b < RNVME_HIST_BUCKETS; b++)
 			answered[k] += RNVME_TELE_READ((c->hist[k][b]));
 		w[n++] = answered[k];
 	}
 	for (k = 0; k < RNVME_TC_NR; k++)
-		w[n++] = RNVME_TELE_READ((c->lat_sum_ns[k]));
+		w[n++] = RNVME_TELE_VAL(t, c->lat_sum_ns[k]);
 	/* successes: what the error classes leave (DNR is not a class) */
 	errors = 0;
 	for (k = 0; k < RNVME_TS_DNR; k++)
-		errors += RNVME_TELE_READ((c->status[k]));
+		errors += RNVME_TELE_VAL(t, c->status[k]);
 	answered[0] += answered[1] + answered[2];
 	/* a completion between the two reads: never below zero */
 	w[n++] = answered[0] > errors ? answered[0] - errors : 0;
 	for (k = 0; k < RNVME_TS_NR; k++)
-		w[n++] = RNVME_TELE_READ((c->status[k]));
-	w[n++] = RNVME_TELE_READ((c->status_last));
-	w[n++] = atomic64_read(&t->host_aborted);
-	w[n++] = atomic64_read(&t->failovers);
-	w[n++] = atomic64_read(&t->rejected);
-	w[n++] = RNVME_TELE_READ((c->ka_count));
-	w[n++] = RNVME_TELE_READ((c->ka_sum_ns));
-	w[n++] = RNVME_TELE_READ((c->ka_last_ns));
-	w[n++] = RNVME_TELE_READ((c->ka_max_ns));
+		w[n++] = RNVME_TELE_VAL(t, c->status[k]);
+	w[n++] = RNVME_TELE_VAL(t, c->status_last);
+	w[n++] = t ? atomic64_read(&t->host_aborted) : 0;
+	w[n++] = t ? atomic64_read(&t->failovers) : 0;
+	w[n++] = t ? atomic64_read(&t->rejected) : 0;
+	w[n++] = RNVME_TELE_VAL(t, c->ka_count);
+	w[n++] = RNVME_TELE_VAL(t, c->ka_sum_ns);
+	w[n++] = RNVME_TELE_VAL(t, c->ka_last_ns);
+	w[n++] = RNVME_TELE_VAL(t, c->ka_max_ns);
 	rnvme_qstats_sum(queue, &qs);
 	w[n++] = qs.wr_posted;
 	w[n++] = (u32)atomic_read(&queue->send_seq);
 	w[n++] = qs.sends_signaled;
 	for (k = 0; k < RNVME_TELE_WC_NR; k++)
-		w[n++] = RNVME_TELE_READ((c->wc[k]));
+		w[n++] = RNVME_TELE_VAL(t, c->wc[k]);
 	WARN_ON_ONCE(n != RNVME_TR_SCALARS);
 }
 
-/* record @i as read: counters since the last reset, then the histograms */
-static void rnvme_tele_record(struct rnvme_ctrl *ctrl, u32 i, u64 *w)
+/*
+ * record @i as read: counters since the last reset, then the histograms;
+ * @tele the controller's buffers, or NULL (no counts: zeros)
+ */
+static void rnvme_tele_record(struct rnvme_ctrl *ctrl,
+			      const struct rnvme_qtele *tele, u32 i, u64 *w)
 {
-	struct rnvme_qtele *t = &ctrl->tele[i];
-	const u64 *base = t->base;
+	const struct rnvme_qtele *t = tele ? &tele[i] : NULL;
+	const u64 *base;
 	unsigned int k, b;
 
-	rnvme_tele_scalars(ctrl, i, w);
+	rnvme_tele_scalars(ctrl, t, i, w);
+	if (!t) {
+		memset(w + RNVME_TR_SCALARS, 0,
+		       (RNVME_TR_WORDS - RNVME_TR_SCALARS) * sizeof(u64));
+		return;
+	}
+	base = t->base;
 	for (k = 0; k < RNVME_TR_SCALARS; k++)
 		if (!rnvme_tr_gauge(k))
 			w[k] -= RNVME_TELE_READ((base[k]));
@@ -412,7 +510,8 @@ static void rnvme_tele_record(struct rnvme_ctrl *ctrl, u32 i, u64 *w)
 			       RNVME_TELE_READ((*base++));
 }
 
-static void rnvme_tele_header(struct rnvme_ctrl *ctrl, u32 nr, u64 *w)
+/* @tele: the controller's buffers, or NULL (no reset: ns_since_reset 0) */
+static void rnvme_tele_header(const struct rnvme_qtele *tele, u32 nr, u64 *w)
 {
 	w[RNVME_TH_MAGIC] = RNVME_TELE_MAGIC;
 	w[RNVME_TH_VERSION] = RNVME_TELE_VERSION;
@@ -425,8 +524,8 @@ static void rnvme_tele_header(struct rnvme_ctrl *ctrl, u32 nr, u64 *w)
 	w[RNVME_TH_HIST_MIN_SHIFT] = RNVME_HIST_MIN_SHIFT;
 	w[RNVME_TH_HIST_SUB_BITS] = RNVME_HIST_SUB_BITS;
 	w[RNVME_TH_ENABLED] = READ_ONCE(rnvme_telemetry);
-	w[RNVME_TH_NS_SINCE_RESET] = ktime_get_ns() -
-				     READ_ONCE(ctrl->tele[0].reset_ns);
+	w[RNVME_TH_NS_SINCE_RESET] = tele ? ktime_get_ns() -
+					    READ_ONCE(tele[0].reset_ns) : 0;
 }
 
 static struct rnvme_ctrl *rnvme_tele_ctrl(struct kobject *kobj)
@@ -447,13 +546,18 @@ static void rnvme_tele_copy(char *buf, loff_t off, loff_t end, const void *src,
 /*
  * Only the records a read overlaps are computed; a reader of the whole file
  * in pieces gets each record from one moment (counters only grow, so a
- * later piece is never older than an earlier one's view of it).
+ * later piece is never older than an earlier one's view of it).  A
+ * controller without buffers (telemetry never on while it existed) reads
+ * as one that counted nothing: the same header and records, counters and
+ * histograms 0, ns_since_reset 0, the queues' own gauges as they are.
  */
 static ssize_t rnvme_tele_read(struct file *file, struct kobject *kobj,
 			       struct bin_attribute *attr, char *buf,
 			       loff_t off, size_t count)
 {
 	struct rnvme_ctrl *ctrl = rnvme_tele_ctrl(kobj);
+	/* NULL, or whole (rnvme_tele_buffers()); then kept until free_ctrl */
+	const struct rnvme_qtele *tele = smp_load_acquire(&ctrl->tele);
 	const size_t hdr_len = RNVME_TH_WORDS * sizeof(u64);
 	const size_t rec_len = RNVME_TR_WORDS * sizeof(u64);
 	u32 nr = min_t(u32, ctrl->ctrl.queue_count, ctrl->tele_nr);
@@ -468,7 +572,7 @@ static ssize_t rnvme_tele_read(struct file *file, struct kobject *kobj,
 	end = off + count;
 
 	if (off < hdr_len) {
-		rnvme_tele_header(ctrl, nr, hdr);
+		rnvme_tele_header(tele, nr, hdr);
 		rnvme_tele_copy(buf, off, end, hdr, 0, hdr_len);
 	}
 	rec = kvmalloc(rec_len, GFP_KERNEL);
@@ -479,7 +583,7 @@ static ssize_t rnvme_tele_read(struct file *file, struct kobject *kobj,
 
 		if (at >= end || at + (loff_t)rec_len <= off)
 			continue;
-		rnvme_tele_record(ctrl, i, rec);
+		rnvme_tele_record(ctrl, tele, i, rec);
 		rnvme_tele_copy(buf, off, end, rec, at, rec_len);
 	}
 	kvfree(rec);
@@ -523,7 +627,8 @@ DEVICE_ATTR_RO(telemetry_layout);
  * "1": the counters start again from zero.  The current values become the
  * base that reads subtract, so the queues' own counters are never written
  * here (the gauges keep_alive_max_ns and status_last are cleared: a racing
- * completion may set them again, which is what they are for).
+ * completion may set them again, which is what they are for).  Without
+ * buffers there is nothing to reset: every counter reads 0.
  */
 static ssize_t telemetry_reset_store(struct device *dev,
 				     struct device_attribute *attr,
@@ -539,12 +644,12 @@ static ssize_t telemetry_reset_store(struct device *dev,
 	rec = kvmalloc_array(RNVME_TR_WORDS, sizeof(u64), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
-	mutex_lock(&rnvme_tele_reset_lock);
-	for (i = 0; i < ctrl->tele_nr; i++) {
+	mutex_lock(&rnvme_tele_mutex);
+	for (i = 0; ctrl->tele && i < ctrl->tele_nr; i++) {
 		struct rnvme_qtele *t = &ctrl->tele[i];
 		u64 *w = rec + RNVME_TR_SCALARS;
 
-		rnvme_tele_scalars(ctrl, i, rec);
+		rnvme_tele_scalars(ctrl, t, i, rec);
 		for (k = 0; k < RNVME_TC_NR; k++) {
 			memcpy(w, t->cq.hist[k], sizeof(t->cq.hist[k]));
 			w += RNVME_HIST_BUCKETS;
@@ -557,7 +662,7 @@ static ssize_t telemetry_reset_store(struct device *dev,
 		data_race(t->cq.status_last = 0);
 		WRITE_ONCE(t->reset_ns, ktime_get_ns());
 	}
-	mutex_unlock(&rnvme_tele_reset_lock);
+	mutex_unlock(&rnvme_tele_mutex);
 	kvfree(rec);
 	return count;
 }

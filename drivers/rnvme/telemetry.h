@@ -85,9 +85,14 @@ struct rnvme_tele_cq {
  * @host_aborted: commands ended by the host without a response
  * @failovers: commands ended with a path status on a multipath controller
  * @rejected: commands refused at dispatch (queue not ready)
+ * @reset_ns: when counting started: the last reset, or the allocation
  * @base:   values at the last reset, in the record layout (telemetry.c)
  *
- * Lives as long as the controller, across reconnects.
+ * Allocated for every queue slot of a controller when telemetry is first on
+ * while the controller exists (before the jump label is enabled, or when
+ * the controller is created while it is on); then kept, with its counts,
+ * across reconnects and switches of the parameter until the controller is
+ * freed.  A controller that never counted has none (telemetry.c).
  */
 struct rnvme_qtele {
 	struct rnvme_tele_sub	sub ____cacheline_aligned_in_smp;

@@ -9,6 +9,9 @@
 #   - the histogram's percentiles agree with fio's completion latency within
 #     a factor of 2;
 #   - reset zeroes the counters; telemetry=0 stops counting;
+#   - a controller connected with telemetry off has no telemetry memory and
+#     reads as one that counted nothing (ns_since_reset 0, its queues' own
+#     gauges live); switching on gives it its memory, counting from then;
 #   - a path flap (the target's port taken away and given back under fio)
 #     shows up as flushed work completions and requeued/failed-over commands.
 set -uo pipefail
@@ -19,8 +22,10 @@ suite_begin
 [ "$HOST_DRIVER" = inbox ] && tap_skip_all "rnvme telemetry: the in-tree driver has none"
 
 fx_setup --nqn "$TEST_NQN" --backing brd --size 128 --port 1
-# on whatever the module's default (Documentation/bench.rst, "Telemetry")
-check "telemetry switched on" sh -c 'echo 1 > /sys/module/rnvme/parameters/telemetry'
+# Connected with telemetry off, whatever the module's default
+# (Documentation/bench.rst, "Telemetry"): telemetry memory comes with the
+# switch (Documentation/rnvme.rst, "Telemetry").
+check "telemetry switched off" sh -c 'echo 0 > /sys/module/rnvme/parameters/telemetry'
 nvme_connect --ctrl-loss-tmo=60 --reconnect-delay=1 >/dev/null 2>&1 || bail "connect $TEST_NQN"
 ctrl=$(ctrls_for_nqn "$TEST_NQN")
 dev=$(wait_ns_dev "$ctrl" 30) || bail "no namespace for $TEST_NQN"
@@ -30,6 +35,19 @@ d=/sys/class/nvme/$ctrl/rnvme
 check "telemetry, telemetry_layout and telemetry_reset exist" test -r "$d/telemetry" -a -r "$d/telemetry_layout" -a -e "$d/telemetry_reset"
 check "layout version 1" grep -qx 'version 1' "$d/telemetry_layout"
 check "the file decodes (magic, version, size)" tel sum completed_other
+# never on: one JSON read (python starts slowly under TCG), fields by jq
+off=$(tel)
+nq=$(jq '.header.nr_queues' <<< "$off")
+ns0=$(jq '.header.ns_since_reset' <<< "$off")
+ans0=$(jq '[.queues[] | .completed_read + .completed_write + .completed_other + .submitted_other] | add' <<< "$off")
+sends0=$(jq '[.queues[].sends] | add' <<< "$off")
+tap_result "never on: $nq records, nothing counted ($ans0 commands), ns_since_reset $ns0" \
+	"$([ "$nq" = "$(ctrl_attr "$ctrl" queue_count)" ] && [ "$ans0" = 0 ] && [ "$ns0" = 0 ] && echo 0 || echo 1)"
+tap_result "never on: the queues' own gauges are live ($sends0 SENDs)" "$([ "${sends0:-0}" -gt 0 ] && echo 0 || echo 1)"
+check "never on: a reset succeeds" sh -c "echo 1 > $d/telemetry_reset"
+check "telemetry switched on" sh -c 'echo 1 > /sys/module/rnvme/parameters/telemetry'
+ns1=$(tel | jq '.header.ns_since_reset')
+tap_result "switched on: counting since its memory came ($ns1 ns)" "$([ "${ns1:-0}" -gt 0 ] && echo 0 || echo 1)"
 
 # no merging: every fio I/O is one command
 for q in "$(basename "$dev")" "$(path_ns "$ctrl" 2>/dev/null)"; do
