@@ -16,10 +16,21 @@ repetitions of the measure pass):
                       BENCH_PROFILE=perf, perf samples x the sample period /
                       the I/Os of the profile run
   iops, lat_p50/p99/p999  fio (completion latency, guest ns)
-  wr_per_io           work requests the host posted (rnvme counts them)
+  wr_per_io           work requests the host posted (rnvme counts them:
+                      sysfs wr_posted; the exact counts cannot give it, see
+                      rxe_posts_per_io)
   cqe_per_io          host completions: calls of the transport's
                       completion handlers (*_done; exact counts of their
                       first instruction, or kprobe hits in the perf pass)
+  rxe_posts_per_io    (exact counts) calls of Soft-RoCE's post verbs
+                      (rxe_post_send, rxe_post_recv, rxe_post_srq_recv:
+                      the count of their first instruction) per I/O, the
+                      host's and the target's: both run rdma_rxe in the
+                      guest, and a per-address count does not know its
+                      caller.  The target's share is the same for both
+                      RDMA drivers on a workload, so the difference is the
+                      hosts'.  Work requests per post cannot be counted
+                      this way (rxe's per-WR post_one_send is inlined)
   ratio_vs_nvme_rdma  each of the above divided by nvme_rdma's
 
 usage: report.py BENCH.jsonl OUTDIR [--clock icount|wall] [--commit SHA]
@@ -36,7 +47,10 @@ from pathlib import Path
 NAMES = {"rnvme": "rnvme", "rdma": "nvme_rdma", "tcp": "nvme_tcp"}
 MODULE_OF = {"rnvme": "rnvme", "rdma": "nvme_rdma", "tcp": "nvme_tcp"}
 KEYS = ["insn_per_io", "module_insn_per_io", "iops", "lat_p50", "lat_p99",
-        "lat_p999", "wr_per_io", "cqe_per_io"]
+        "lat_p999", "wr_per_io", "cqe_per_io", "rxe_posts_per_io"]
+# Soft-RoCE's post verbs: one call per ib_post_send/ib_post_recv/
+# ib_post_srq_recv of the host or the target (rxe_posts_per_io)
+RXE_POSTS = ("rxe_post_send", "rxe_post_recv", "rxe_post_srq_recv")
 # where the instructions go: class -> kernel modules (perf dso "[name]")
 CLASSES = [
     ("transport", None),
@@ -184,6 +198,9 @@ def exact_profile(window, transport, ios, ksyms):
     tmod = MODULE_OF[transport]
     cqe = sum(counts.get(a, 0) for (n, m), a in ksyms.entry.items()
               if m == tmod and n.endswith("_done"))
+    rxe = [ksyms.entry[(n, "rdma_rxe")] for n in RXE_POSTS
+           if (n, "rdma_rxe") in ksyms.entry]
+    posts = sum(counts.get(a, 0) for a in rxe)
     scale = 1 / ios if ios else 0
     classes = {c: round(by_class.get(c, 0) * scale, 1)
                for c in [c for c, _ in CLASSES] + ["block", "rest"]}
@@ -194,6 +211,7 @@ def exact_profile(window, transport, ios, ksyms):
             "module_top": [[n, round(c * scale, 1)] for (n, _), c in mtop],
             "insn_per_io": (user + kernel) * scale,
             "cqe_per_io": cqe * scale if transport != "tcp" else None,
+            "rxe_posts_per_io": posts * scale if rxe and transport != "tcp" else None,
             "top": [[f"{n} [{m}]", round(c * scale, 1)] for (n, m), c in top]}
 
 
@@ -268,6 +286,9 @@ def summarise(measure, profile, clock, commit):
             row["exact_insn_per_io"] = statistics.median(e["insn_per_io"] for e in exact)
             if exact[0]["cqe_per_io"] is not None:
                 row["cqe_per_io"] = statistics.median(e["cqe_per_io"] for e in exact)
+            if exact[0].get("rxe_posts_per_io") is not None:
+                row["rxe_posts_per_io"] = statistics.median(
+                    e["rxe_posts_per_io"] for e in exact)
             row["where"] = exact[0]["classes"]
             row["top_functions"] = exact[0]["top"]
             row["module_top_functions"] = exact[0]["module_top"]
@@ -320,17 +341,20 @@ def markdown(rows, clock, commit):
     out = [f"# make bench ({clock} clock, commit {commit})", "",
            f"insn/IO: {unit} per I/O of the whole guest; module: the transport "
            f"module's own ({'exact counts' if any(r.get('profile') == 'exact' for r in rows) else 'profile pass'}); "
-           f"latencies in {lat}; ratios against nvme_rdma.", ""]
+           f"latencies in {lat}; ratios against nvme_rdma.  WR/IO: work requests "
+           f"rnvme posted (its own counter); rxe posts/IO: calls of Soft-RoCE's post "
+           f"verbs by host and target together (exact counts).", ""]
     out.append("| workload | transport | insn/IO | ×rdma | module insn/IO | ×rdma | IOPS | "
-               "p50 | p99 | p99.9 | WR/IO | CQE/IO | pkts/IO |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+               "p50 | p99 | p99.9 | WR/IO | CQE/IO | rxe posts/IO | pkts/IO |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         q = r["ratio_vs_nvme_rdma"]
         out.append(f"| {r['workload']} | {r['transport']} | {fmt(r['insn_per_io'])} | "
                    f"{fmt(q['insn_per_io'], 4)} | {fmt(r['module_insn_per_io'])} | "
                    f"{fmt(q['module_insn_per_io'], 3)} | {fmt(r['iops'])} | {fmt(r['lat_p50'])} | "
                    f"{fmt(r['lat_p99'])} | {fmt(r['lat_p999'])} | {fmt(r['wr_per_io'], 2)} | "
-                   f"{fmt(r['cqe_per_io'], 2)} | {fmt(r['pkts_per_io'], 2)} |")
+                   f"{fmt(r['cqe_per_io'], 2)} | {fmt(r['rxe_posts_per_io'], 2)} | "
+                   f"{fmt(r['pkts_per_io'], 2)} |")
     prof = [r for r in rows if r.get("where")]
     if prof:
         classes = list(prof[0]["where"].keys())

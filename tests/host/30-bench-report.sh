@@ -72,7 +72,7 @@ EOF
 	fi
 }
 check "every promised key, the clock and the commit" \
-	'all(k in r for k in ["transport","workload","insn_per_io","module_insn_per_io","iops","lat_p50","lat_p99","lat_p999","wr_per_io","cqe_per_io","ratio_vs_nvme_rdma","clock","commit"]) and r["clock"] == "icount" and r["commit"] == "abc123"'
+	'all(k in r for k in ["transport","workload","insn_per_io","module_insn_per_io","iops","lat_p50","lat_p99","lat_p999","wr_per_io","cqe_per_io","rxe_posts_per_io","ratio_vs_nvme_rdma","clock","commit"]) and r["clock"] == "icount" and r["commit"] == "abc123"'
 check "insn_per_io = busy ns / I/Os (100000 and 125000)" 'r["insn_per_io"] == 100000 and b["insn_per_io"] == 125000'
 check "module_insn_per_io = module samples (incl. kallsyms-mapped) x period / I/Os (8000 and 10000)" \
 	'r["module_insn_per_io"] == 8000 and b["module_insn_per_io"] == 10000'
@@ -102,29 +102,37 @@ ffffffffc0001100 t rnvme_recv_done	[rnvme]
 ffffffffc0002000 t nvme_rdma_queue_rq	[nvme_rdma]
 ffffffffc0002100 t nvme_rdma_send_done	[nvme_rdma]
 ffffffffc0003000 t rxe_requester	[rdma_rxe]
+ffffffffc0003400 t rxe_post_send	[rdma_rxe]
+ffffffffc0003800 t rxe_post_recv	[rdma_rxe]
 ffffffffc0004000 t nvme_setup_cmd	[nvme_core]
 EOF
 # window 0 (rnvme, 100 I/Os): module 7000 -> 70/IO, 200 calls of
 # rnvme_recv_done -> 2 CQE/IO, rxe 300/IO, block 20, nvme-core 4, rest
 # (500 kernel + 1000 user) 15; window 1 (nvme_rdma): module 10150 -> 101.5,
-# 150 calls of nvme_rdma_send_done -> 1.5 CQE/IO
+# 150 calls of nvme_rdma_send_done -> 1.5 CQE/IO; rxe's post verbs: 250 +
+# 56 calls in window 0 (3.06 posts/IO, inside rxe's 300/IO), 300 + 100 in
+# window 1 (4.0)
 cat > "$x/raw/exact.txt" <<'EOF'
 window 0 user 1000 kernel 39900
 ffffffffc0001000 100
 ffffffffc0001004 5000
 ffffffffc0001100 200
 ffffffffc0001110 1700
-ffffffffc0003010 30000
+ffffffffc0003010 29694
+ffffffffc0003400 250
+ffffffffc0003800 56
 ffffffff81000010 2000
 ffffffff81001000 500
 ffffffffc0004000 400
 end 0
-window 1 user 0 kernel 10150
+window 1 user 0 kernel 10550
 ffffffffc0002000 100
 ffffffffc0002010 9900
 ffffffffc0002100 150
+ffffffffc0003400 300
+ffffffffc0003800 100
 end 1
-# 2 windows, 11 kernel instruction addresses seen
+# 2 windows, 15 kernel instruction addresses seen
 EOF
 cat > "$x/bench.jsonl" <<'EOF'
 {"pass": "measure", "transport": "rnvme", "workload": "w", "rep": 0, "window_ns": 1000000000, "busy_ns": 1000000000, "ios": 10000, "tx_pkts": 30000, "wr": 25000, "cqe": -1, "fio": "raw/w.rnvme.m.json", "exact_window": 0, "exact_ios": 100}
@@ -141,6 +149,8 @@ check "exact: module_insn_per_io = the module's counted instructions / window I/
 	'r["module_insn_per_io"] == 70 and b["module_insn_per_io"] == 101.5 and r["profile"] == "exact"'
 check "exact: CQE/IO = calls of the module's *_done functions / I/Os (2.0, 1.5)" \
 	'r["cqe_per_io"] == 2.0 and b["cqe_per_io"] == 1.5'
+check "exact: rxe posts/IO = calls of rdma_rxe's post verbs / I/Os (3.06, 4.0)" \
+	'abs(r["rxe_posts_per_io"] - 3.06) < 1e-9 and b["rxe_posts_per_io"] == 4.0'
 check "exact: where (rdma_rxe 300, block 20, nvme-core 4, rest 15 incl. user) and the window's 409 insn/IO" \
 	'r["where"] == {"transport": 70, "rdma_rxe": 300, "ib_core": 0, "nvme-core": 4, "nvmet": 0, "block": 20, "rest": 15} and r["exact_insn_per_io"] == 409'
 check "exact: the module's own top function is rnvme_queue_rq at 51 insn/IO" \
