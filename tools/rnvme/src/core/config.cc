@@ -1,7 +1,6 @@
 #include "core/config.h"
 #include "core/ip.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>

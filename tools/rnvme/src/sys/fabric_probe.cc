@@ -68,13 +68,12 @@ nl::Addr nl_address(const std::string& ip) {
   return nl::Addr(nl_addr_build(a->family, a->bytes.data(), a->size()));
 }
 
-std::string ip_text(nl_addr* a) {
-  char buf[INET6_ADDRSTRLEN] = {};
+std::string nl_addr_text(nl_addr* a) {
   if (!a) return {};
   const int family = nl_addr_get_family(a);
   const unsigned want = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
   if (!want || nl_addr_get_len(a) < want) return {};
-  return inet_ntop(family, nl_addr_get_binary_addr(a), buf, sizeof buf) ? std::string(buf) : std::string();
+  return ip_text(family, nl_addr_get_binary_addr(a));
 }
 
 std::string ifname(int ifindex) {
@@ -115,9 +114,9 @@ RouteFacts parse_route_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifi
   // RTA_OIF and RTA_GATEWAY, as libnl keeps them: the route's only next hop.
   if (rtnl_nexthop* nh = rtnl_route_get_nnexthops(route.get()) ? rtnl_route_nexthop_n(route.get(), 0) : nullptr) {
     if (int oif = rtnl_route_nh_get_ifindex(nh); oif > 0) out.oif = ifname_of(oif);
-    out.gateway = ip_text(rtnl_route_nh_get_gateway(nh));
+    out.gateway = nl_addr_text(rtnl_route_nh_get_gateway(nh));
   }
-  out.src = ip_text(rtnl_route_get_pref_src(route.get()));
+  out.src = nl_addr_text(rtnl_route_get_pref_src(route.get()));
   out.table = static_cast<int>(rtnl_route_get_table(route.get()));  // RTA_TABLE, else rtm_table
   if (uint32_t mtu = 0; rtnl_route_get_metric(route.get(), RTAX_MTU, &mtu) == 0)
     out.mtu = static_cast<int>(mtu);
