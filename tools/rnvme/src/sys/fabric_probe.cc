@@ -36,15 +36,12 @@ struct Reply {
 
 // A socket connected to `protocol`; empty, with why in `r`, if there is none.
 Sock open_socket(int protocol, Reply& r) {
-  Sock sock(nl_socket_alloc());
-  if (!sock) {
+  int rc = 0;
+  Sock sock = nl::open_socket(protocol, rc);
+  if (rc == -NLE_NOMEM)
     r = {ENOMEM, "out of memory allocating a netlink socket"};
-    return sock;
-  }
-  if (int rc = nl_connect(sock.get(), protocol); rc < 0) {
+  else if (!sock)
     r = {0, fmt::format("connect to netlink: {}", nl_geterror(rc))};
-    sock.reset();
-  }
   return sock;
 }
 
