@@ -1,6 +1,7 @@
 #include "sys/fabric_probe.h"
 #include "core/ip.h"
 #include "sys/nl_handles.h"
+#include "sys/verbs.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -13,9 +14,6 @@
 #include <netlink/netlink.h>
 #include <netlink/route/link/vlan.h>
 #include <rdma/rdma_netlink.h>
-#ifdef RNVME_HAVE_IBVERBS
-#include <infiniband/verbs.h>
-#endif
 
 #include <array>
 #include <cerrno>
@@ -302,46 +300,9 @@ DcbState LibnlFabricProbe::dcb(const std::string& ifn) {
   return out;
 }
 
-namespace {
-
-#ifdef RNVME_HAVE_IBVERBS
-struct DeviceListDeleter {
-  void operator()(ibv_device** l) const { ibv_free_device_list(l); }
-};
-struct ContextDeleter {
-  void operator()(ibv_context* c) const { ibv_close_device(c); }
-};
-#endif
-
-// ibv_query_device's max_qp, max_cq, max_mr; false when verbs cannot open the device.
-bool verbs_limits(const std::string& name, DeviceLimits& l) {
-#ifdef RNVME_HAVE_IBVERBS
-  int n = 0;
-  std::unique_ptr<ibv_device*, DeviceListDeleter> list(ibv_get_device_list(&n));
-  if (!list) return false;
-  for (int i = 0; i < n; i++) {
-    if (name != ibv_get_device_name(list.get()[i])) continue;
-    std::unique_ptr<ibv_context, ContextDeleter> ctx(ibv_open_device(list.get()[i]));
-    if (!ctx) return false;
-    ibv_device_attr attr{};
-    if (ibv_query_device(ctx.get(), &attr) != 0) return false;
-    l.max_qp = attr.max_qp;
-    l.max_cq = attr.max_cq;
-    l.max_mr = attr.max_mr;
-    return true;
-  }
-#else
-  (void)name;
-  (void)l;
-#endif
-  return false;
-}
-
-}  // namespace
-
 DeviceLimits LibnlFabricProbe::device_limits(const RdmaDevice& dev) {
   DeviceLimits l;
-  verbs_limits(dev.name, l);
+  verbs_device_limits(dev.name, l);
   if (dev.index < 0) return l;
   // The resource summary of `rdma resource show`: entries of name and current count.
   Msg msg(nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_RES_GET), NLM_F_REQUEST));
