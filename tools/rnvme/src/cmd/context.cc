@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "core/hostid.h"
+#include "sys/host_identity.h"
 #include "sys/sysfs.h"
 
 namespace rnvme {
@@ -31,27 +32,9 @@ Result<std::vector<RdmaDevice>> rdma_inventory(Context& ctx) {
   return list;
 }
 
-// The files are read through ctx.fs, not libnvme's nvmf_hostnqn_from_file()/
-// nvmf_hostid_from_file() (libnvme 1.3, src/nvme/fabrics.c, nvmf_read_file()): those read the
-// fixed /etc/nvme paths (no RNVME_ROOT), return NULL alike for a missing, an unreadable and an
-// empty file (rnvme leaves a missing file to the kernel's default host but refuses an empty
-// one), and read at most NVMF_NQN_SIZE-1 / NVMF_HOSTID_SIZE-1 bytes, so a hostnqn too long for
-// the kernel or a hostid with more after the UUID comes back cut to a valid-looking value and
-// nqn_refusal()/is_valid_uuid() could not see it.
+// The files through ctx.fs (sys/host_identity.h says why not libnvme's readers).
 HostCheck resolve_host_identity(Context& ctx, ConnectOptions& opts) {
-  HostIdentityInput in;
-  auto from_file = [&](std::string& value, std::optional<std::string>& slot, std::string& source,
-                       std::string_view path, std::string_view option) {
-    if (!value.empty()) {
-      slot = value;
-      source = fmt::format("--{}", option);
-      return;
-    }
-    if (auto r = ctx.fs.read(std::string(path))) slot = *r;
-  };
-  from_file(opts.hostnqn, in.hostnqn, in.hostnqn_source, kHostnqnPath, "hostnqn");
-  from_file(opts.hostid, in.hostid, in.hostid_source, kHostidPath, "hostid");
-  HostCheck hc = check_host_identity(in);
+  HostCheck hc = check_host_identity(read_host_identity(ctx.fs, opts.hostnqn, opts.hostid));
   if (opts.hostnqn.empty()) opts.hostnqn = hc.hostnqn;
   if (opts.hostid.empty()) opts.hostid = hc.hostid;
   return hc;
@@ -250,9 +233,8 @@ Status apply_config_json(Context& ctx, const std::string& path, ConnectOptions& 
   if (opts.traddr.empty() || opts.nqn.empty()) return Ok{};  // connect_controller() says what is missing
   auto entries = read_config_json(ctx, path);
   if (!entries) return entries.error();
-  std::string hostnqn = opts.hostnqn;
-  if (hostnqn.empty())
-    if (auto r = ctx.fs.read(std::string(kHostnqnPath))) hostnqn = trim(*r);
+  const std::string hostnqn =
+      opts.hostnqn.empty() ? trim(read_host_identity(ctx.fs).hostnqn.value_or("")) : opts.hostnqn;
   const ConfigEntry* port = find_config_port(*entries, opts, hostnqn);
   if (!port) return Ok{};
   if (!port->skip.empty())

@@ -2,15 +2,13 @@
 
 #include "cmd/commands.h"
 #include "core/hostid.h"
+#include "sys/host_identity.h"
 
 namespace rnvme {
 namespace {
 
 HostCheck read_files(Context& ctx) {
-  HostIdentityInput in;
-  if (auto r = ctx.fs.read(std::string(kHostnqnPath))) in.hostnqn = *r;
-  if (auto r = ctx.fs.read(std::string(kHostidPath))) in.hostid = *r;
-  return check_host_identity(in);
+  return check_host_identity(read_host_identity(ctx.fs));
 }
 
 }  // namespace

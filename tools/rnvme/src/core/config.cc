@@ -1,7 +1,6 @@
 #include "core/config.h"
 #include "core/ip.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -121,8 +120,14 @@ Result<std::vector<ConfigEntry>> parse_config_json(std::string_view text, std::s
   for (size_t h = 0; h < root.size(); h++) {
     const json& host = root[h];
     if (!host.is_object()) return fail(fmt::format("host {} is not an object", h));
-    std::string hostnqn = host.value("hostnqn", "");
-    std::string hostid = host.value("hostid", "");
+    // json::value() throws on a key of another type: the file's text must not end as an
+    // "internal error"
+    std::string hostnqn, hostid;
+    for (auto [key, slot] : {std::pair{"hostnqn", &hostnqn}, std::pair{"hostid", &hostid}}) {
+      if (!host.contains(key)) continue;
+      if (!host[key].is_string()) return fail(fmt::format("host {}: '{}' is not a string", h, key));
+      *slot = host[key].get<std::string>();
+    }
     // nvme-cli's host-wide key, for ports that name none of their own
     std::string host_key =
         host.contains("dhchap_key") && host["dhchap_key"].is_string() ? host["dhchap_key"].get<std::string>() : "";

@@ -154,6 +154,14 @@ TEST(ConfigJson, Errors) {
   ASSERT_TRUE(bad.ok());
   EXPECT_NE((*bad)[0].skip.find("queue-size"), std::string::npos) << (*bad)[0].skip;
   EXPECT_FALSE(parse_config_json(R"([{"subsystems": [{"nqn": "n", "ports": [{"traddr": 1.5}]}]}])", "c").ok());
+  // a host identity of another type is the file's error, not an exception ("internal error")
+  for (const char* text : {R"([{"hostnqn": 5, "subsystems": []}])", R"([{"hostid": ["x"]}])"}) {
+    Result<std::vector<ConfigEntry>> r = std::vector<ConfigEntry>{};
+    EXPECT_NO_THROW(r = parse_config_json(text, "c")) << text;
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.error().code, ErrorCode::kConfig);
+    EXPECT_NE(r.error().message.find("is not a string"), std::string::npos) << r.error().message;
+  }
 }
 
 }  // namespace

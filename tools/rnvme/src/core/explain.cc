@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <limits>
 #include <regex>
 
+#include "core/number.h"
 #include "core/nvme_status.h"
 
 namespace rnvme {
@@ -49,20 +49,6 @@ struct CmReject {
   int nvme = -1;    // NVMe/RDMA status from the consumer reject data, -1 if none
 };
 
-// A number the kernel logged, decimal or 0x-hex; nullopt when it does not
-// fit an int (kernel text is input: it must not throw).
-std::optional<int> logged_int(std::string_view s) {
-  int base = 10;
-  if (s.starts_with("0x") || s.starts_with("0X")) {
-    s.remove_prefix(2);
-    base = 16;
-  }
-  int v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 std::optional<CmReject> find_cm_reject(const std::vector<std::string>& lines) {
   static const std::regex intree(R"(Connect rejected: status (\d+)(?:[^.]*nvme status (\d+))?)");
   static const std::regex ours_nvme(R"(rejected the connection: NVMe/RDMA status (0x[0-9a-fA-F]+|\d+))");
@@ -71,17 +57,17 @@ std::optional<CmReject> find_cm_reject(const std::vector<std::string>& lines) {
     std::smatch m;
     // a number too large for an int is not a reject this tool knows
     if (std::regex_search(l, m, intree)) {
-      auto cm = logged_int(m[1].str());
-      auto nvme = m[2].matched ? logged_int(m[2].str()) : std::optional<int>(-1);
+      auto cm = parse_number<int>(m[1].str());
+      auto nvme = m[2].matched ? parse_number<int>(m[2].str()) : std::optional<int>(-1);
       if (cm && nvme) return CmReject{*cm, *nvme};
       continue;
     }
     if (std::regex_search(l, m, ours_nvme)) {
-      if (auto nvme = logged_int(m[1].str())) return CmReject{28, *nvme};
+      if (auto nvme = parse_number<int>(m[1].str())) return CmReject{28, *nvme};
       continue;
     }
     if (std::regex_search(l, m, ours_cm))
-      if (auto cm = logged_int(m[1].str())) return CmReject{*cm, -1};
+      if (auto cm = parse_number<int>(m[1].str())) return CmReject{*cm, -1};
   }
   return std::nullopt;
 }
@@ -169,7 +155,7 @@ std::optional<Diagnosis> from_kernel_lines(const ConnectFacts& f) {
   for (const auto& l : k) {
     std::smatch m;
     if (std::regex_search(l, m, resolve)) {
-      auto logged = logged_int(m[1].str());
+      auto logged = parse_number<int>(m[1].str());
       if (!logged || *logged == std::numeric_limits<int>::min()) continue;
       int e = -*logged;
       if (e == ENODEV || e == EADDRNOTAVAIL || e == EINVAL)

@@ -22,4 +22,10 @@ std::optional<IpAddress> parse_ip(std::string_view text) {
   return std::nullopt;
 }
 
+std::string ip_text(int family, const void* bytes) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if ((family != AF_INET && family != AF_INET6) || !bytes) return {};
+  return inet_ntop(family, bytes, buf, sizeof buf) ? std::string(buf) : std::string();
+}
+
 }  // namespace rnvme

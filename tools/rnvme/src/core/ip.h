@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace rnvme {
@@ -22,5 +23,11 @@ struct IpAddress {
 std::optional<IpAddress> parse_ip(std::string_view text);
 
 inline bool is_ip_address(std::string_view text) { return parse_ip(text).has_value(); }
+
+// The text of an address of `family` (AF_INET: 4 bytes at `bytes`, AF_INET6: 16), as inet_ntop
+// writes it ("192.0.2.1", "2001:db8::1"); empty for another family. The one place addresses
+// become text again (routes, sockets, GIDs).
+std::string ip_text(int family, const void* bytes);
+inline std::string ip_text(const IpAddress& a) { return ip_text(a.family, a.bytes.data()); }
 
 }  // namespace rnvme

@@ -37,5 +37,15 @@ TEST(Ip, RefusesWhatIsNotAnAddress) {
   EXPECT_TRUE(is_ip_address("::1"));
 }
 
+TEST(Ip, TextOfAnAddressAsInetNtopWritesIt) {
+  EXPECT_EQ(ip_text(*parse_ip("192.0.2.10")), "192.0.2.10");
+  EXPECT_EQ(ip_text(*parse_ip("2001:0db8:0000:0000:0000:0000:0000:0001")), "2001:db8::1");
+  EXPECT_EQ(ip_text(*parse_ip("::ffff:192.0.2.1")), "::ffff:192.0.2.1");
+  const uint8_t v4[4] = {198, 51, 100, 7};
+  EXPECT_EQ(ip_text(AF_INET, v4), "198.51.100.7");
+  EXPECT_EQ(ip_text(0, v4), "");
+  EXPECT_EQ(ip_text(AF_INET, nullptr), "");
+}
+
 }  // namespace
 }  // namespace rnvme

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 #include <libnvme.h>
 
-#include <charconv>
 #include <climits>
+
+#include "core/number.h"
 
 namespace rnvme {
 namespace {
@@ -29,17 +30,8 @@ std::string nvme_status_text(uint32_t status) {
 }
 
 std::string nvme_status_text(std::string_view status) {
-  std::string_view digits = status;
-  int base = 10;
-  if (digits.starts_with("0x") || digits.starts_with("0X")) {
-    digits.remove_prefix(2);
-    base = 16;
-  }
-  uint32_t v = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
-  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
-    return std::string(status);
-  return with_description(std::string(status), v);
+  const auto v = parse_number<uint32_t>(status);
+  return v ? with_description(std::string(status), *v) : std::string(status);
 }
 
 }  // namespace rnvme

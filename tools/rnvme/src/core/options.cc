@@ -1,6 +1,5 @@
 #include "core/options.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <algorithm>

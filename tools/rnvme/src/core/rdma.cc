@@ -58,12 +58,9 @@ std::optional<std::string> gid_address(std::string_view gid) {
     b[2 * i + 1] = static_cast<unsigned char>(v & 0xff);
   }
   static const unsigned char kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  char text[INET6_ADDRSTRLEN];
-  if (std::memcmp(b, kV4Mapped, sizeof(kV4Mapped)) == 0)
-    return inet_ntop(AF_INET, b + 12, text, sizeof(text)) ? std::optional<std::string>(text)
-                                                           : std::nullopt;
-  return inet_ntop(AF_INET6, b, text, sizeof(text)) ? std::optional<std::string>(text)
-                                                     : std::nullopt;
+  const bool v4 = std::memcmp(b, kV4Mapped, sizeof(kV4Mapped)) == 0;
+  std::string text = v4 ? ip_text(AF_INET, b + 12) : ip_text(AF_INET6, b);
+  return text.empty() ? std::nullopt : std::optional<std::string>(std::move(text));
 }
 
 std::string gid_type_name(std::string_view sysfs_type, std::string_view link_layer) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -24,6 +26,12 @@ std::vector<std::string> words(std::string_view line) {
   std::istringstream in{std::string(line)};
   for (std::string w; in >> w;) out.push_back(w);
   return out;
+}
+
+int layout_version(std::string_view s) {
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size() ? v : 0;
 }
 
 std::string esc(std::string_view s) {  // a Prometheus label value
@@ -83,7 +91,9 @@ Result<CtrlTelemetry> decode_telemetry(std::string_view layout, std::string_view
     if (w.empty()) continue;
     std::string key = w[0];
     w.erase(w.begin());
-    if (key == "version" && w.size() == 1) t.version = std::atoi(w[0].c_str());
+    // the version as the kernel wrote it: a number that is not one, or does not fit an int, is
+    // no version this tool reads (std::atoi wrapped 4294967297 round to 1)
+    if (key == "version" && w.size() == 1) t.version = layout_version(w[0]);
     else if (key == "header") header = w;
     else if (key == "scalars") t.scalars = w;
     else if (key == "gauges") t.gauges = w;
@@ -91,6 +101,10 @@ Result<CtrlTelemetry> decode_telemetry(std::string_view layout, std::string_view
   }
   if (t.version != kVersion) return bad(fmt::format("layout version {}, expected {}", t.version, kVersion));
   if (header.empty() || t.scalars.empty() || t.classes.empty()) return bad("incomplete layout");
+  // stats and top read these two classes by name
+  for (const char* cls : {"read", "write"})
+    if (std::find(t.classes.begin(), t.classes.end(), cls) == t.classes.end())
+      return bad(fmt::format("no {} histogram in the layout", cls));
   if (blob.size() % 8) return bad(fmt::format("{} bytes is not a whole number of words", blob.size()));
   std::vector<uint64_t> w(blob.size() / 8);
   if (!w.empty()) std::memcpy(w.data(), blob.data(), blob.size());

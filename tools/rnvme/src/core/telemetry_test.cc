@@ -84,6 +84,22 @@ TEST(Telemetry, RefusesWhatItCannotRead) {
   fewer.replace(fewer.find(" wc_unknown"), 11, "");   // layout and header disagree
   EXPECT_FALSE(decode_telemetry(fewer, blob));
   EXPECT_FALSE(decode_telemetry("", blob));
+  // a version the kernel wrote that is not a version this tool reads: not one read as 1 after
+  // wrapping round an int, nor one with text after its digits
+  for (const char* v : {"version 4294967297", "version 1x", "version 99999999999999999999"}) {
+    std::string odd = layout;
+    odd.replace(odd.find("version 1"), 9, v);
+    auto r = decode_telemetry(odd, blob);
+    ASSERT_FALSE(r) << v;
+    EXPECT_NE(r.error().message.find("layout version 0, expected 1"), std::string::npos)
+        << r.error().message;
+  }
+  // classes stats and top look up by name (they threw std::out_of_range: "internal error")
+  std::string renamed = layout;
+  renamed.replace(renamed.find("histograms read write other"), 27, "histograms rd write other");
+  auto nr = decode_telemetry(renamed, blob);
+  ASSERT_FALSE(nr);
+  EXPECT_NE(nr.error().message.find("no read histogram"), std::string::npos) << nr.error().message;
   auto e = decode_telemetry(layout, bad_magic);
   EXPECT_NE(e.error().message.find("magic"), std::string::npos);
 }

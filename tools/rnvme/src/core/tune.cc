@@ -531,7 +531,8 @@ Result<TuneState> parse_tune_state(std::string_view text) {
   };
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return bad("not JSON");
-  if (j.value("version", 0) != 1) return bad("unknown version");
+  // not j.value("version", 0): it throws when the key holds another type
+  if (auto v = j.find("version"); v == j.end() || !v->is_number() || *v != 1) return bad("unknown version");
   TuneState s;
   try {
     s.profile = j.at("profile").get<std::string>();

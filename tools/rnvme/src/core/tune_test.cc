@@ -64,6 +64,12 @@ TEST(TuneCore, StateRoundTripAndDamage) {
   EXPECT_FALSE(parse_tune_state("{").ok());
   EXPECT_FALSE(parse_tune_state(R"({"version":1,"profile":"fast","ctrls":[],"entries":[]})").ok());
   EXPECT_FALSE(parse_tune_state(R"({"version":2})").ok());
+  for (const char* text : {R"({"version":"1"})", R"({"version":null})", R"({})"}) {
+    Result<TuneState> r = TuneState{};
+    EXPECT_NO_THROW(r = parse_tune_state(text)) << text;
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.error().message.find("unknown version"), std::string::npos) << r.error().message;
+  }
 }
 
 TuneFacts small_host() {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/hostid.h"
+#include "sys/host_identity.h"
 #include "sys/sysfs.h"
 
 namespace rnvme {
@@ -184,8 +185,7 @@ DoctorSnapshot read_doctor_snapshot(const FileSystem& fs, NetProbe& net, FabricP
     if (!n.vlan_of.empty() && !s.netdevs.count(n.vlan_of)) lowers.push_back(n.vlan_of);
   for (const auto& l : lowers) s.netdevs[l] = read_netdev_facts(fs, probe, l);
   s.tos = q.tos;
-  if (auto r = fs.read(std::string(kHostnqnPath))) s.host.hostnqn = *r;
-  if (auto r = fs.read(std::string(kHostidPath))) s.host.hostid = *r;
+  s.host = read_host_identity(fs);
   const Topology topo = scan_topology(fs);
   for (const auto& sub : topo.subsystems)
     for (const auto& c : sub.controllers) {

@@ -1,6 +1,7 @@
 #include "sys/fabric_probe.h"
 #include "core/ip.h"
 #include "sys/nl_handles.h"
+#include "sys/verbs.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -13,9 +14,6 @@
 #include <netlink/netlink.h>
 #include <netlink/route/link/vlan.h>
 #include <rdma/rdma_netlink.h>
-#ifdef RNVME_HAVE_IBVERBS
-#include <infiniband/verbs.h>
-#endif
 
 #include <array>
 #include <cerrno>
@@ -36,15 +34,12 @@ struct Reply {
 
 // A socket connected to `protocol`; empty, with why in `r`, if there is none.
 Sock open_socket(int protocol, Reply& r) {
-  Sock sock(nl_socket_alloc());
-  if (!sock) {
+  int rc = 0;
+  Sock sock = nl::open_socket(protocol, rc);
+  if (rc == -NLE_NOMEM)
     r = {ENOMEM, "out of memory allocating a netlink socket"};
-    return sock;
-  }
-  if (int rc = nl_connect(sock.get(), protocol); rc < 0) {
+  else if (!sock)
     r = {0, fmt::format("connect to netlink: {}", nl_geterror(rc))};
-    sock.reset();
-  }
   return sock;
 }
 
@@ -68,13 +63,12 @@ nl::Addr nl_address(const std::string& ip) {
   return nl::Addr(nl_addr_build(a->family, a->bytes.data(), a->size()));
 }
 
-std::string ip_text(nl_addr* a) {
-  char buf[INET6_ADDRSTRLEN] = {};
+std::string nl_addr_text(nl_addr* a) {
   if (!a) return {};
   const int family = nl_addr_get_family(a);
   const unsigned want = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
   if (!want || nl_addr_get_len(a) < want) return {};
-  return inet_ntop(family, nl_addr_get_binary_addr(a), buf, sizeof buf) ? std::string(buf) : std::string();
+  return ip_text(family, nl_addr_get_binary_addr(a));
 }
 
 std::string ifname(int ifindex) {
@@ -115,9 +109,9 @@ RouteFacts parse_route_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifi
   // RTA_OIF and RTA_GATEWAY, as libnl keeps them: the route's only next hop.
   if (rtnl_nexthop* nh = rtnl_route_get_nnexthops(route.get()) ? rtnl_route_nexthop_n(route.get(), 0) : nullptr) {
     if (int oif = rtnl_route_nh_get_ifindex(nh); oif > 0) out.oif = ifname_of(oif);
-    out.gateway = ip_text(rtnl_route_nh_get_gateway(nh));
+    out.gateway = nl_addr_text(rtnl_route_nh_get_gateway(nh));
   }
-  out.src = ip_text(rtnl_route_get_pref_src(route.get()));
+  out.src = nl_addr_text(rtnl_route_get_pref_src(route.get()));
   out.table = static_cast<int>(rtnl_route_get_table(route.get()));  // RTA_TABLE, else rtm_table
   if (uint32_t mtu = 0; rtnl_route_get_metric(route.get(), RTAX_MTU, &mtu) == 0)
     out.mtu = static_cast<int>(mtu);
@@ -306,46 +300,9 @@ DcbState LibnlFabricProbe::dcb(const std::string& ifn) {
   return out;
 }
 
-namespace {
-
-#ifdef RNVME_HAVE_IBVERBS
-struct DeviceListDeleter {
-  void operator()(ibv_device** l) const { ibv_free_device_list(l); }
-};
-struct ContextDeleter {
-  void operator()(ibv_context* c) const { ibv_close_device(c); }
-};
-#endif
-
-// ibv_query_device's max_qp, max_cq, max_mr; false when verbs cannot open the device.
-bool verbs_limits(const std::string& name, DeviceLimits& l) {
-#ifdef RNVME_HAVE_IBVERBS
-  int n = 0;
-  std::unique_ptr<ibv_device*, DeviceListDeleter> list(ibv_get_device_list(&n));
-  if (!list) return false;
-  for (int i = 0; i < n; i++) {
-    if (name != ibv_get_device_name(list.get()[i])) continue;
-    std::unique_ptr<ibv_context, ContextDeleter> ctx(ibv_open_device(list.get()[i]));
-    if (!ctx) return false;
-    ibv_device_attr attr{};
-    if (ibv_query_device(ctx.get(), &attr) != 0) return false;
-    l.max_qp = attr.max_qp;
-    l.max_cq = attr.max_cq;
-    l.max_mr = attr.max_mr;
-    return true;
-  }
-#else
-  (void)name;
-  (void)l;
-#endif
-  return false;
-}
-
-}  // namespace
-
 DeviceLimits LibnlFabricProbe::device_limits(const RdmaDevice& dev) {
   DeviceLimits l;
-  verbs_limits(dev.name, l);
+  verbs_device_limits(dev.name, l);
   if (dev.index < 0) return l;
   // The resource summary of `rdma resource show`: entries of name and current count.
   Msg msg(nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_RES_GET), NLM_F_REQUEST));

@@ -87,6 +87,22 @@ TEST(NetlinkRequest, BuiltWholeOrNotAtAll) {
   EXPECT_NE(d.error.find("cannot build the request"), std::string::npos) << d.error;
 }
 
+// One socket opener and one meaning of a failed exchange for both netlink adapters: the kernel's
+// errno kept (RDMA's Error::sys_errno as FabricProbe's Reply::err), 0 for a local failure.
+TEST(NetlinkRequest, OneSocketOpenerAndTheKernelsErrnoKept) {
+  int rc = 1;
+  nl::Sock none = nl::open_socket(40, rc);  // past MAX_LINKS: no such netlink protocol
+  EXPECT_FALSE(none);
+  EXPECT_LT(rc, 0);
+  EXPECT_NE(rc, -NLE_NOMEM);
+  Error refused = rdma_netlink_error("rdma link add rxe9 type rxe netdev eth0", -NLE_PERM, EPERM);
+  EXPECT_EQ(refused.code, ErrorCode::kEnvironment);
+  EXPECT_EQ(refused.sys_errno, EPERM);
+  EXPECT_EQ(refused.message, "rdma link add rxe9 type rxe netdev eth0: Operation not permitted");
+  EXPECT_FALSE(refused.fix.empty());
+  EXPECT_EQ(rdma_netlink_error("connect to RDMA netlink", -NLE_PROTO_MISMATCH, 0).sys_errno, 0);
+}
+
 TEST(FabricProbe, ParsesAnIeeeDcbReply) {
   Msg m = dcb_reply(true);
   DcbState d = parse_dcb_ieee_reply(nlmsg_hdr(m.get()));

@@ -18,18 +18,11 @@ namespace {
 using nl::Sock;
 using nl::Msg;
 
-Error nl_error(std::string what, int rc) {
-  Error e = make_error(ErrorCode::kEnvironment,
-                       fmt::format("{}: {}", what, nl_geterror(rc)),
-                       "RDMA netlink is unavailable or refused the request",
-                       "load ib_core (and rdma_rxe for Soft-RoCE); changing links needs root");
-  return e;
-}
-
 Result<Sock> open_socket() {
-  Sock s(nl_socket_alloc());
-  if (!s) return make_error(ErrorCode::kFailure, "out of memory allocating a netlink socket");
-  if (int rc = nl_connect(s.get(), NETLINK_RDMA); rc < 0) return nl_error("connect to RDMA netlink", rc);
+  int rc = 0;
+  Sock s = nl::open_socket(NETLINK_RDMA, rc);
+  if (rc == -NLE_NOMEM) return make_error(ErrorCode::kFailure, "out of memory allocating a netlink socket");
+  if (!s) return rdma_netlink_error("connect to RDMA netlink", rc, 0);
   return s;
 }
 
@@ -60,11 +53,19 @@ bool parse(nl_msg* msg, Attrs& tb) {
 // nl::transact, with libnl's failure (the kernel's error answer included) as this adapter's Error.
 Status transact(nl_sock* s, nl_msg* msg, const std::function<void(nl_msg*)>& on_msg,
                 std::string_view what) {
-  if (nl::Exchange x = nl::transact(s, msg, on_msg); x.rc < 0) return nl_error(std::string(what), x.rc);
+  if (nl::Exchange x = nl::transact(s, msg, on_msg); x.rc < 0) return rdma_netlink_error(what, x.rc, x.err);
   return Ok{};
 }
 
 }  // namespace
+
+Error rdma_netlink_error(std::string_view what, int nl_rc, int kernel_errno) {
+  Error e = make_error(ErrorCode::kEnvironment, fmt::format("{}: {}", what, nl_geterror(nl_rc)),
+                       "RDMA netlink is unavailable or refused the request",
+                       "load ib_core (and rdma_rxe for Soft-RoCE); changing links needs root");
+  e.sys_errno = kernel_errno;
+  return e;
+}
 
 std::string ib_port_state_name(int s) {
   switch (s) {
@@ -240,13 +241,8 @@ Status LibnlRdmaNetlink::set_adaptive_moderation(const std::string& dev, bool on
   if (!msg) return msg.error();
   auto sock = open_socket();
   if (!sock) return sock.error();
-  nl::Exchange x = nl::transact(sock->get(), msg->get(), [](nl_msg*) {});
-  if (x.rc < 0) {
-    Error e = nl_error(fmt::format("rdma dev set {} adaptive-moderation {}", dev, on ? "on" : "off"), x.rc);
-    e.sys_errno = x.err;
-    return e;
-  }
-  return Ok{};
+  return transact(sock->get(), msg->get(), [](nl_msg*) {},
+                  fmt::format("rdma dev set {} adaptive-moderation {}", dev, on ? "on" : "off"));
 }
 
 Status FakeRdmaNetlink::set_adaptive_moderation(const std::string& dev, bool on) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -73,6 +74,11 @@ class FakeRdmaNetlink final : public RdmaNetlink {
   bool unavailable = false;
   std::vector<std::string> calls;  // "add rxe0 rxe eth0", "del rxe0"
 };
+
+// A failed RDMA netlink exchange as this adapter's Error: libnl's text for `nl_rc` (its code, < 0)
+// after `what`, and the errno the kernel answered with in sys_errno (0: it did not answer, the
+// failure was local), as FabricProbe's Reply keeps it.
+Error rdma_netlink_error(std::string_view what, int nl_rc, int kernel_errno);
 
 std::string ib_port_state_name(int state);
 std::string ib_port_phys_state_name(int state);

@@ -4,6 +4,17 @@
 
 namespace rnvme::nl {
 
+Sock open_socket(int protocol, int& rc) {
+  rc = 0;
+  Sock sock(nl_socket_alloc());
+  if (!sock) {
+    rc = -NLE_NOMEM;
+    return sock;
+  }
+  if (rc = nl_connect(sock.get(), protocol); rc < 0) sock.reset();
+  return sock;
+}
+
 Exchange transact(nl_sock* sock, nl_msg* msg, const std::function<void(nl_msg*)>& on_msg) {
   Exchange x;
   Cb cb(nl_cb_alloc(NL_CB_DEFAULT));

@@ -59,6 +59,10 @@ inline bool built(const Msg& msg, const std::function<bool(nl_msg*)>& put) {
   return msg && (!put || put(msg.get()));
 }
 
+// A socket connected to netlink `protocol` (NETLINK_ROUTE, NETLINK_RDMA); empty when there is
+// none, with libnl's code in `rc` (-NLE_NOMEM: it could not be allocated).
+Sock open_socket(int protocol, int& rc);
+
 struct Exchange {
   int rc = 0;         // libnl's code: < 0 when sending or receiving failed (a kernel error included)
   int err = 0;        // the errno the kernel answered with (positive); ENOMEM if no callback set
@@ -67,7 +71,9 @@ struct Exchange {
 
 // Sends `msg` on `sock` and hands every reply to `on_msg` (one nl_recvmsgs: a dump to its end,
 // else the first answer). The kernel's error answer is kept as its errno in `err`, which libnl's
-// own code in `rc` would blur (ENETUNREACH and EHOSTUNREACH are both NLE_FAILURE).
+// own code in `rc` would blur (ENETUNREACH and EHOSTUNREACH are both NLE_FAILURE). What the
+// adapters make of it is the same: `err` set, the kernel refused (their Error's sys_errno,
+// FabricProbe's Reply::err); `rc` < 0 without it, a local failure.
 Exchange transact(nl_sock* sock, nl_msg* msg, const std::function<void(nl_msg*)>& on_msg);
 
 }  // namespace rnvme::nl

@@ -53,12 +53,10 @@ Result<std::string> RealNetProbe::source_for(const std::string& dst) {
     e.sys_errno = errno;
     return e;
   }
-  char buf[INET6_ADDRSTRLEN] = {};
   const void* addr = local.ss_family == AF_INET
                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr)
                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr);
-  inet_ntop(local.ss_family, addr, buf, sizeof buf);
-  return std::string(buf);
+  return ip_text(local.ss_family, addr);
 }
 
 bool RealNetProbe::is_local(const std::string& ip) {

@@ -1,12 +1,19 @@
-// What only the verbs API knows about a port: the active MTU (neither sysfs nor RDMA netlink
-// reports it). Uses libibverbs when the tool was built with it (RNVME_HAVE_IBVERBS).
+// What only the verbs API knows: a port's active MTU (neither sysfs nor RDMA netlink reports it)
+// and a device's limits. Uses libibverbs when the tool was built with it (RNVME_HAVE_IBVERBS);
+// both look the device up by name in one place.
 #pragma once
 
 #include <map>
 #include <optional>
 #include <string>
 
+#include "core/host_facts.h"
+
 namespace rnvme {
+
+// ibv_query_device's max_qp, max_cq and max_mr of `device` into `l`; false (l untouched) when
+// verbs cannot open it.
+bool verbs_device_limits(const std::string& device, DeviceLimits& l);
 
 class PortQuery {
  public:
