@@ -118,7 +118,7 @@ workloads=(
 	"seqwrite-128k-qd8|3|--rw=write --bs=128k --iodepth=8 --ioengine=libaio"
 	"randrw70-4k-qd32|1|--rw=randrw --rwmixread=70 --bs=4k --iodepth=32 --ioengine=libaio"
 	"seqwrite-4k-qd32-b16|1|--rw=write --bs=4k --iodepth=32 --ioengine=libaio --iodepth_batch_submit=16 --iodepth_batch_complete_min=1"
-	"randread-4k-qd32-b16|1|--rw=randread --bs=4k --iodepth=32 --ioengine=libaio --iodepth_batch_submit=16 --iodepth_batch_complete_min=1"
+	"randread-4k-qd32-b16|1|--rw=randread --bs=4k --iodepth=32 --ioengine=libaio --iodepth_batch_submit=16 --iodepth_batch_complete_min=16"
 	"randread-4k-qd1-polled|1|--rw=randread --bs=4k --iodepth=1 --ioengine=io_uring --hipri=1"
 )
 
