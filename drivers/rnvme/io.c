@@ -514,14 +514,15 @@ static void rnvme_post_failed(struct rnvme_queue *queue, bool signaled,
 }
 
 /*
- * Post a request's SEND, behind its REG_MR if it has one.  Both work
+ * Post a request's SEND, behind its REG_MR if it has one (@locked: an
+ * ordered queue, under post_lock).  Both work
  * requests were built with the request (rnvme_init_request()) and the SQE's
  * SGE with its mapping (rnvme_map_sqe()): only the SGE count and the flags
  * change per command.
  */
 static __always_inline int rnvme_post_req(struct rnvme_queue *queue,
 					  struct rnvme_request *req,
-					  bool signaled)
+					  bool signaled, const bool locked)
 {
 	struct ib_send_wr *first = &req->send_wr;
 	unsigned int nr_wrs = 1;
@@ -539,7 +540,13 @@ static __always_inline int rnvme_post_req(struct rnvme_queue *queue,
 	ret = rnvme_post_send_wrs(queue->qp, first, &req->bad_wr);
 	if (likely(!ret)) {
 		/* from before the post: the request may have ended since */
-		rnvme_count_send(queue, nr_wrs, signaled);
+		if (locked) {
+			/* an ordered queue, under post_lock: plain adds */
+			queue->locked_stats.wr_posted += nr_wrs;
+			queue->locked_stats.sends_signaled += signaled;
+		} else {
+			rnvme_count_send(queue, nr_wrs, signaled);
+		}
 		return 0;
 	}
 	rnvme_post_failed(queue, signaled, ret);
@@ -1064,7 +1071,7 @@ static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 	last = queue->last_sig_seq;
 	if (signaled)
 		queue->last_sig_seq = seq;
-	err = rnvme_post_req(queue, req, signaled);
+	err = rnvme_post_req(queue, req, signaled, ordered);
 	if (unlikely(err)) {
 		queue->last_sig_seq = last;
 		if (rnvme_tele_counting(req))

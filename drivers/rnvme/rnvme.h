@@ -134,7 +134,9 @@ struct rnvme_mr {
  * One per CPU and queue: an admin or poll queue posts from several CPUs at
  * once without a lock, and a per-CPU add loses no count without an atomic
  * on the I/O path.  Counted after a successful post; zeroed with every
- * association (rnvme_alloc_queue()).  Readers sum the CPUs' values
+ * association (rnvme_alloc_queue()).  The SENDs of an interrupt-driven I/O
+ * queue are counted in the queue's own locked_stats instead, with plain adds
+ * under its post_lock.  Readers sum the CPUs' values and locked_stats
  * (rnvme_qstats_sum()).
  */
 struct rnvme_qstats {
@@ -231,6 +233,8 @@ struct rnvme_queue {
 	 * (tele->sub).
 	 */
 	spinlock_t		post_lock;
+	/* the statistics of an ordered queue's SENDs, under @post_lock */
+	struct rnvme_qstats	locked_stats;
 	/*
 	 * Answered requests waiting for their SEND to be retired, in the
 	 * order they were answered (CQ context): a chain through park_next

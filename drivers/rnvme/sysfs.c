@@ -96,8 +96,9 @@ void rnvme_qstats_sum(struct rnvme_queue *queue, struct rnvme_qstats *sum)
 {
 	int cpu;
 
-	sum->wr_posted = 0;
-	sum->sends_signaled = 0;
+	/* an ordered queue's SEND counts, written under post_lock, read whole */
+	sum->wr_posted = READ_ONCE(queue->locked_stats.wr_posted);
+	sum->sends_signaled = READ_ONCE(queue->locked_stats.sends_signaled);
 	for_each_possible_cpu(cpu) {
 		const struct rnvme_qstats *s = per_cpu_ptr(queue->stats, cpu);
 
