@@ -148,8 +148,12 @@ if [ -d "$work/root/$src" ]; then
 	t0=$(date +%s)
 	if out=$(dk add -m rnvme -v "$upver" 2>&1 && dk build -m rnvme -v "$upver" -k "$kver" 2>&1); then
 		secs=$(($(date +%s) - t0))
-		ko=$tree/rnvme/$upver/$kver/$(uname -m)/module/rnvme.ko
-		if [ -f "$ko" ] && [ "$(modinfo -F vermagic "$ko" | awk '{ print $1 }')" = "$kver" ]; then
+		# a kernel built with module compression gets rnvme.ko.xz (or .zst)
+		ko=
+		for f in "$tree/rnvme/$upver/$kver/$(uname -m)/module/rnvme.ko"{,.xz,.zst}; do
+			[ -f "$f" ] && ko=$f && break
+		done
+		if [ -n "$ko" ] && [ "$(modinfo -F vermagic "$ko" | awk '{ print $1 }')" = "$kver" ]; then
 			ok "dkms build for $kver from the packaged source ($secs s): $(basename "$ko") vermagic $kver"
 		else
 			not_ok "dkms build produced rnvme.ko for $kver"; find "$tree/rnvme/$upver" 2>&1 | diag

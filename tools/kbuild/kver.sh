@@ -9,10 +9,14 @@ if [ -d "/lib/modules/$run/build" ]; then
 	echo "$run"
 	exit 0
 fi
+# "6.1." and not "6.1": 6.12's headers start with "6.1" too; a series'
+# PREEMPT_RT flavour only when it has no other
 pick=""
-for series in 6.1 6.12 ""; do
-	pick=$(ls -d /usr/src/linux-headers-"$series"*-amd64 2>/dev/null |
-	       sed 's|.*/linux-headers-||' | sort -V | tail -n 1)
+for series in 6.1. 6.12. ""; do
+	all=$(ls -d /usr/src/linux-headers-"$series"*-amd64 2>/dev/null |
+	      sed 's|.*/linux-headers-||' | sort -V)
+	pick=$(printf '%s\n' "$all" | grep -v -- '-rt-amd64$' | tail -n 1)
+	[ -n "$pick" ] || pick=$(printf '%s\n' "$all" | tail -n 1)
 	[ -n "$pick" ] && break
 done
 if [ -z "$pick" ]; then
