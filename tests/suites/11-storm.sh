@@ -291,7 +291,7 @@ n=$(count_devs)
 echo "# /dev/nvme* after: $n (waited $WAIT_ELAPSED s)"
 tap_result "no leftover /dev/nvme* ($n)" "$([ "$n" = "$base_devs" ] && echo 0 || echo 1)" "$(ls /dev/nvme*)" \
 	"$(fuser -v /dev/nvme*n* 2>&1 | head -n 10)" \
-	"$(for b in /sys/block/nvme*; do [ -e "$b" ] && echo "$b: $(ls "$b/slaves" 2>/dev/null | tr '\n' ' ')"; done)"
+	"under them: $(printf '%s ' /sys/block/nvme*/slaves/*)"
 r=$(refcnt)
 tap_result "$mod refcnt back to baseline ($r)" "$([ "$r" = "$base_ref" ] && echo 0 || echo 1)" "before $base_ref after $r"
 fx_mem_snapshot "$work/mem.after"
