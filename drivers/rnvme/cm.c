@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rnvme RDMA CM handling: one handler for every CM event of every queue,
- * feeding small step functions.  A queue's handshake is address resolution
- * -> route resolution -> connect (with the NVMe/RDMA private data) ->
- * established; the waiter in rnvme_alloc_queue() learns the outcome from
- * queue->cm_error once cm_done completes.
+ * rnvme RDMA CM handling: a queue's CM id, created and destroyed here, and
+ * one handler for every CM event of every queue, feeding small step
+ * functions.  A queue's handshake is address resolution -> route
+ * resolution (its verbs resources built in between, queue.c) -> connect
+ * (with the NVMe/RDMA private data) -> established; the waiter in
+ * rnvme_alloc_queue() learns the outcome from queue->cm_error once cm_done
+ * completes.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -130,7 +132,7 @@ static int rnvme_conn_rejected(struct rnvme_queue *queue,
 	return -ECONNRESET;
 }
 
-int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
+static int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 {
 	struct rnvme_queue *queue = cm_id->context;
 	struct rnvme_ctrl *ctrl = queue->ctrl;
@@ -213,4 +215,98 @@ int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 		complete(&queue->cm_done);
 	}
 	return 0;
+}
+
+static int rnvme_wait_for_cm(struct rnvme_queue *queue)
+{
+	long ret;
+
+	u32 wait_ms = queue->ctrl->cm_wait_ms ?: RNVME_CM_WAIT_SECS * MSEC_PER_SEC;
+
+	ret = wait_for_completion_interruptible_timeout(&queue->cm_done,
+							msecs_to_jiffies(wait_ms));
+	if (ret < 0)
+		return ret;
+	if (!ret)
+		return -ETIMEDOUT;
+	return queue->cm_error;
+}
+
+/**
+ * rnvme_alloc_queue - create a queue and connect it at the RDMA CM level
+ * @ctrl:       the controller
+ * @idx:        queue index (0: admin)
+ * @queue_size: NVMe queue entries
+ *
+ * Resolves the address and route, builds the verbs resources and completes
+ * the CM handshake; Fabrics Connect follows in rnvme_start_queue().
+ */
+int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
+{
+	struct rnvme_queue *queue = &ctrl->queues[idx];
+	struct sockaddr *src = NULL;
+	int ret;
+
+	rnvme_init_queue(ctrl, idx, queue_size);
+
+	queue->cm_id = rdma_create_id(&init_net, rnvme_cm_handler, queue,
+				      RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(queue->cm_id)) {
+		ret = PTR_ERR(queue->cm_id);
+		dev_info(ctrl->ctrl.device,
+			 "queue %d: failed to create CM id (%d)\n", idx, ret);
+		return ret;
+	}
+
+	if (ctrl->ctrl.opts->mask & NVMF_OPT_HOST_TRADDR)
+		src = (struct sockaddr *)&ctrl->src_addr;
+
+	/* a handshake that never reports back counts as timed out */
+	queue->cm_error = -ETIMEDOUT;
+	ret = rdma_resolve_addr(queue->cm_id, src,
+				(struct sockaddr *)&ctrl->addr,
+				RNVME_CM_TIMEOUT_MS);
+	if (ret) {
+		dev_info(ctrl->ctrl.device,
+			 "queue %d: address resolution of %pISpc failed to start (%d)\n",
+			 idx, &ctrl->addr, ret);
+		rnvme_note_cm_cause(ctrl, "address", rnvme_addr_error_cause(ret),
+				    idx, ret, -1);
+		goto out_destroy_cm_id;
+	}
+
+	ret = rnvme_wait_for_cm(queue);
+	if (ret) {
+		dev_info(ctrl->ctrl.device,
+			 "queue %d: RDMA connection to %pISpc failed (%d)\n",
+			 idx, &ctrl->addr, ret);
+		/* no CM event said why: the handshake timed out or was cut */
+		rnvme_note_cause(ctrl, "cm", ret == -ETIMEDOUT ? "no-answer" :
+				 ret == -ERESTARTSYS ? "interrupted" :
+				 "connect-error", idx);
+		goto out_destroy_cm_id;
+	}
+
+	set_bit(RNVME_Q_ALLOCATED, &queue->flags);
+	return 0;
+
+out_destroy_cm_id:
+	rdma_destroy_id(queue->cm_id);
+	rnvme_destroy_queue_ib(queue);
+	return ret;
+}
+
+/*
+ * A queue is stopped before it is freed if it was ever started; one that
+ * never was has posted nothing (RNVME_Q_POSTED), so no completion of its QP
+ * can be waiting in a shared CQ when the QP and its buffers go.
+ */
+void rnvme_free_queue(struct rnvme_queue *queue)
+{
+	if (!test_and_clear_bit(RNVME_Q_ALLOCATED, &queue->flags))
+		return;
+
+	WARN_ON_ONCE(test_bit(RNVME_Q_POSTED, &queue->flags));
+	rdma_destroy_id(queue->cm_id);
+	rnvme_destroy_queue_ib(queue);
 }

@@ -412,6 +412,73 @@ static int rnvme_release_deferred_queues(struct rnvme_ctrl *ctrl)
 	return 0;
 }
 
+/*
+ * Bring @ctrl's next reconnect attempt forward to @delay from now when it
+ * waits for a later one; return whether it did.  Under nvme-core's state
+ * lock: a delete or reset moves the state away from CONNECTING under it
+ * before cancelling the reconnect work, so a kick never requeues the work
+ * behind that cancel.  A kick that races with the attempt starting queues
+ * one more run, which rnvme_reconnect_work() ends at once unless the
+ * controller still waits to reconnect.
+ */
+static bool rnvme_kick_reconnect(struct rnvme_ctrl *ctrl, unsigned long delay)
+{
+	unsigned long flags;
+	bool kick;
+
+	spin_lock_irqsave(&ctrl->ctrl.lock, flags);
+	kick = nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_CONNECTING &&
+	       delayed_work_pending(&ctrl->reconnect_work) &&
+	       time_after(READ_ONCE(ctrl->stats.next_reconnect),
+			  jiffies + delay);
+	if (kick) {
+		mod_delayed_work(nvme_wq, &ctrl->reconnect_work, delay);
+		WRITE_ONCE(ctrl->stats.next_reconnect, jiffies + delay);
+	}
+	spin_unlock_irqrestore(&ctrl->ctrl.lock, flags);
+	return kick;
+}
+
+static bool rnvme_opt_equal(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* the same target port through the same host path */
+static bool rnvme_same_target_port(struct nvmf_ctrl_options *a,
+				   struct nvmf_ctrl_options *b)
+{
+	return rnvme_opt_equal(a->traddr, b->traddr) &&
+	       rnvme_opt_equal(a->trsvcid, b->trsvcid) &&
+	       rnvme_opt_equal(a->host_traddr, b->host_traddr) &&
+	       rnvme_opt_equal(a->host_iface, b->host_iface);
+}
+
+/*
+ * @ctrl's admin queue connected again, so its target port answers.  The controllers
+ * waiting to reconnect to the same port (a target's subsystems share it,
+ * and a target or switch restart takes them all) try now rather than at
+ * the end of their delay, which a backoff may have made long.  Each is
+ * kicked at most once per success, so connect attempts stay bounded.
+ */
+static void rnvme_kick_siblings(struct rnvme_ctrl *ctrl)
+{
+	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
+	struct rnvme_ctrl *other;
+	unsigned int n = 0;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(other, &rnvme_ctrl_list, list) {
+		if (other != ctrl &&
+		    rnvme_same_target_port(other->ctrl.opts, opts))
+			n += rnvme_kick_reconnect(other, 0);
+	}
+	mutex_unlock(&rnvme_ctrl_mutex);
+	if (n)
+		dev_info(ctrl->ctrl.device, "%s:%s answers again: %u other controller(s) waiting for it reconnect now\n",
+			 opts->traddr, opts->trsvcid, n);
+}
+
 static int rnvme_setup_ctrl(struct rnvme_ctrl *ctrl, bool new)
 {
 	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
@@ -422,6 +489,9 @@ static int rnvme_setup_ctrl(struct rnvme_ctrl *ctrl, bool new)
 	ret = rnvme_configure_admin_queue(ctrl, new);
 	if (ret)
 		return ret;
+	/* the others need not wait for this one's I/O queues */
+	if (!new)
+		rnvme_kick_siblings(ctrl);
 
 	if (ctrl->ctrl.icdoff) {
 		dev_err(ctrl->ctrl.device,
@@ -591,6 +661,9 @@ static void rnvme_reconnect_work(struct work_struct *work)
 	u32 outage_ms;
 	int seq, ret;
 
+	/* a kick's extra run after the attempt it raced with (see above) */
+	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_CONNECTING)
+		return;
 	++ctrl->ctrl.nr_reconnects;
 	atomic_inc(&ctrl->stats.reconnect_attempts);
 	WRITE_ONCE(ctrl->stats.next_reconnect, 0);
@@ -669,24 +742,6 @@ static void rnvme_error_recovery_work(struct work_struct *work)
 	rnvme_reconnect_or_remove(ctrl, 0);
 }
 
-/**
- * rnvme_error_recovery - start error recovery for a live controller
- * @ctrl: the controller whose transport failed
- *
- * Safe from any context and any number of times: only the first caller
- * moves the controller out of LIVE and queues the work.
- */
-void rnvme_error_recovery(struct rnvme_ctrl *ctrl)
-{
-	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_RESETTING))
-		return;
-
-	ctrl->stats.outage_start = jiffies;
-	atomic_inc(&ctrl->stats.error_recoveries);
-	dev_warn(ctrl->ctrl.device, "starting error recovery\n");
-	queue_work(nvme_reset_wq, &ctrl->err_work);
-}
-
 /*
  * A port that came back is used after this long: the link's addresses and
  * routes are restored by the network stack (and by whatever manages the
@@ -708,9 +763,6 @@ void rnvme_error_recovery(struct rnvme_ctrl *ctrl)
  */
 static void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
 {
-	unsigned long flags;
-	bool kick;
-
 	if (event != IB_EVENT_PORT_ACTIVE) {
 		if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE)
 			return;
@@ -722,24 +774,7 @@ static void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
 		rnvme_error_recovery(ctrl);
 		return;
 	}
-	/*
-	 * Under nvme-core's state lock: a delete or reset moves the state
-	 * away from CONNECTING under it before cancelling the reconnect work,
-	 * so a kick can never requeue the work behind that cancel.
-	 */
-	spin_lock_irqsave(&ctrl->ctrl.lock, flags);
-	kick = nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_CONNECTING &&
-	       delayed_work_pending(&ctrl->reconnect_work) &&
-	       time_after(READ_ONCE(ctrl->stats.next_reconnect),
-			  jiffies + RNVME_PORT_UP_SETTLE);
-	if (kick) {
-		mod_delayed_work(nvme_wq, &ctrl->reconnect_work,
-				 RNVME_PORT_UP_SETTLE);
-		WRITE_ONCE(ctrl->stats.next_reconnect,
-			   jiffies + RNVME_PORT_UP_SETTLE);
-	}
-	spin_unlock_irqrestore(&ctrl->ctrl.lock, flags);
-	if (kick)
+	if (rnvme_kick_reconnect(ctrl, RNVME_PORT_UP_SETTLE))
 		dev_info(ctrl->ctrl.device, "RDMA port %u of %s is active again: reconnecting in 1 second\n",
 			 READ_ONCE(ctrl->rdma_port), ctrl->rdma_dev_name);
 }

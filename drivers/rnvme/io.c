@@ -502,6 +502,16 @@ static void rnvme_async_done(struct ib_cq *cq, struct ib_wc *wc)
 	rnvme_send_completed(queue, READ_ONCE(queue->retired_seq));
 }
 
+/* an ordered queue's post failed: take back what rnvme_post_req() counted */
+static void rnvme_uncount_locked(struct rnvme_queue *queue,
+				 struct rnvme_request *req, bool signaled)
+{
+	struct rnvme_qstats *ls = &queue->locked_stats;
+
+	ls->wr_posted -= req->mr ? 2 : 1;
+	ls->sends_signaled -= signaled;
+}
+
 /* a SEND could not be posted: nothing of it will complete */
 static void rnvme_post_failed(struct rnvme_queue *queue, bool signaled,
 			      int ret)
@@ -524,31 +534,42 @@ static __always_inline int rnvme_post_req(struct rnvme_queue *queue,
 					  struct rnvme_request *req,
 					  bool signaled, const bool locked)
 {
+	struct rnvme_qstats *ls = &queue->locked_stats;
 	struct ib_send_wr *first = &req->send_wr;
-	unsigned int nr_wrs = 1;
+	/* read before the post (the request may end at once); !@locked only */
+	unsigned int nr_wrs = req->mr ? 2 : 1;
 	int ret;
 
 	req->send_wr.num_sge = req->num_sge;
 	req->send_wr.send_flags = signaled ? IB_SEND_SIGNALED : 0;
+	/*
+	 * An ordered queue counts under post_lock, before the post and in the
+	 * branches the post takes anyway (no count lives across the call);
+	 * a failed post takes its count back below.
+	 */
+	if (locked)
+		ls->wr_posted++;
 	if (req->mr) {
 		first = &req->reg_wr.wr;
-		nr_wrs = 2;
+		if (locked)
+			ls->wr_posted++;
 	}
-
-	if (signaled)
+	if (signaled) {
 		rnvme_send_posted(queue);
+		if (locked)
+			ls->sends_signaled++;
+	}
 	ret = rnvme_post_send_wrs(queue->qp, first, &req->bad_wr);
 	if (likely(!ret)) {
 		/* from before the post: the request may have ended since */
-		if (locked) {
-			/* an ordered queue, under post_lock: plain adds */
-			queue->locked_stats.wr_posted += nr_wrs;
-			queue->locked_stats.sends_signaled += signaled;
-		} else {
+		if (!locked)
 			rnvme_count_send(queue, nr_wrs, signaled);
-		}
 		return 0;
 	}
+	/* read back from the WR: @signaled need not live across the post */
+	signaled = req->send_wr.send_flags & IB_SEND_SIGNALED;
+	if (locked)
+		rnvme_uncount_locked(queue, req, signaled);
 	rnvme_post_failed(queue, signaled, ret);
 	return ret;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rnvme queues: the RDMA CM id, the verbs resources behind it (CQ, QP, MR
- * pool, receive ring) and the Fabrics Connect that makes a queue live; the
- * RDMA devices in use (their protection domains), shared by the queues.
+ * rnvme queues: the verbs resources behind a queue's RDMA CM id (CQ, QP, MR
+ * pool, receive ring; the CM id itself is cm.c's) and the Fabrics Connect
+ * that makes a queue live; the RDMA devices in use (their protection
+ * domains), shared by the queues.
  * Every stop and free step is guarded by its own state bit, so teardown can
  * run from any point of a failed setup and any number of times.
  */
@@ -709,35 +710,19 @@ void rnvme_destroy_queue_ib(struct rnvme_queue *queue)
 	queue->dev = NULL;
 }
 
-static int rnvme_wait_for_cm(struct rnvme_queue *queue)
-{
-	long ret;
-
-	u32 wait_ms = queue->ctrl->cm_wait_ms ?: RNVME_CM_WAIT_SECS * MSEC_PER_SEC;
-
-	ret = wait_for_completion_interruptible_timeout(&queue->cm_done,
-							msecs_to_jiffies(wait_ms));
-	if (ret < 0)
-		return ret;
-	if (!ret)
-		return -ETIMEDOUT;
-	return queue->cm_error;
-}
-
 /**
- * rnvme_alloc_queue - create a queue and connect it at the RDMA CM level
+ * rnvme_init_queue - ready a queue slot for a new association
  * @ctrl:       the controller
  * @idx:        queue index (0: admin)
  * @queue_size: NVMe queue entries
  *
- * Resolves the address and route, builds the verbs resources and completes
- * the CM handshake; Fabrics Connect follows in rnvme_start_queue().
+ * Clears what the slot's last association left and sizes the queue; the
+ * CM handshake that builds its verbs resources follows (rnvme_alloc_queue()).
  */
-int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
+void rnvme_init_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 {
 	struct rnvme_queue *queue = &ctrl->queues[idx];
-	struct sockaddr *src = NULL;
-	int ret, cpu;
+	int cpu;
 
 	/*
 	 * ctrl, tele, qid, stats and queue_lock stay (rnvme_create_ctrl()):
@@ -763,52 +748,6 @@ int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 		dev_warn(ctrl->ctrl.device,
 			 "target reports IOCCSZ %u, below the minimum of 4: no in-capsule data\n",
 			 ctrl->ctrl.ioccsz);
-
-	queue->cm_id = rdma_create_id(&init_net, rnvme_cm_handler, queue,
-				      RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(queue->cm_id)) {
-		ret = PTR_ERR(queue->cm_id);
-		dev_info(ctrl->ctrl.device,
-			 "queue %d: failed to create CM id (%d)\n", idx, ret);
-		return ret;
-	}
-
-	if (ctrl->ctrl.opts->mask & NVMF_OPT_HOST_TRADDR)
-		src = (struct sockaddr *)&ctrl->src_addr;
-
-	/* a handshake that never reports back counts as timed out */
-	queue->cm_error = -ETIMEDOUT;
-	ret = rdma_resolve_addr(queue->cm_id, src,
-				(struct sockaddr *)&ctrl->addr,
-				RNVME_CM_TIMEOUT_MS);
-	if (ret) {
-		dev_info(ctrl->ctrl.device,
-			 "queue %d: address resolution of %pISpc failed to start (%d)\n",
-			 idx, &ctrl->addr, ret);
-		rnvme_note_cm_cause(ctrl, "address", rnvme_addr_error_cause(ret),
-				    idx, ret, -1);
-		goto out_destroy_cm_id;
-	}
-
-	ret = rnvme_wait_for_cm(queue);
-	if (ret) {
-		dev_info(ctrl->ctrl.device,
-			 "queue %d: RDMA connection to %pISpc failed (%d)\n",
-			 idx, &ctrl->addr, ret);
-		/* no CM event said why: the handshake timed out or was cut */
-		rnvme_note_cause(ctrl, "cm", ret == -ETIMEDOUT ? "no-answer" :
-				 ret == -ERESTARTSYS ? "interrupted" :
-				 "connect-error", idx);
-		goto out_destroy_cm_id;
-	}
-
-	set_bit(RNVME_Q_ALLOCATED, &queue->flags);
-	return 0;
-
-out_destroy_cm_id:
-	rdma_destroy_id(queue->cm_id);
-	rnvme_destroy_queue_ib(queue);
-	return ret;
 }
 
 /**
@@ -897,21 +836,6 @@ void rnvme_stop_queue(struct rnvme_queue *queue)
 	if (test_and_clear_bit(RNVME_Q_POSTED, &queue->flags))
 		__rnvme_stop_queue(queue);
 	mutex_unlock(&queue->queue_lock);
-}
-
-/*
- * A queue is stopped before it is freed if it was ever started; one that
- * never was has posted nothing (RNVME_Q_POSTED), so no completion of its QP
- * can be waiting in a shared CQ when the QP and its buffers go.
- */
-void rnvme_free_queue(struct rnvme_queue *queue)
-{
-	if (!test_and_clear_bit(RNVME_Q_ALLOCATED, &queue->flags))
-		return;
-
-	WARN_ON_ONCE(test_bit(RNVME_Q_POSTED, &queue->flags));
-	rdma_destroy_id(queue->cm_id);
-	rnvme_destroy_queue_ib(queue);
 }
 
 /**

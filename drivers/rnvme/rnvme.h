@@ -10,12 +10,15 @@
  *            device removal and port events
  *   queue.c  queue lifecycle and verbs resources (CQ, QP, MR pool, rings),
  *            the RDMA device cache
- *   cm.c     RDMA CM event handling and connection private data
+ *   cm.c     a queue's RDMA CM id from creation to destruction: the
+ *            handshake and its wait, CM event handling, connection private
+ *            data
  *   io.c     the I/O path: blk-mq ops, data mapping, memory registration
  *            (the MR pool's takers, REG_MR, LOCAL_INV), posting, completions,
  *            timeouts
  *   sysfs.c  the controller's sysfs attributes
- *   telemetry.c  per-queue counters and latency histograms (telemetry.h)
+ *   telemetry.c  per-queue counters and latency histograms (telemetry.h),
+ *            the queue statistics' sums
  *   diag.c   what every layer records: the connect-attempt record, the
  *            last transport error
  *   logic.c  pure helpers with no hardware dependency (KUnit-testable)
@@ -134,7 +137,7 @@ struct rnvme_mr {
  * One per CPU and queue: an admin or poll queue posts from several CPUs at
  * once without a lock, and a per-CPU add loses no count without an atomic
  * on the I/O path.  Counted after a successful post; zeroed with every
- * association (rnvme_alloc_queue()).  The SENDs of an interrupt-driven I/O
+ * association (rnvme_init_queue()).  The SENDs of an interrupt-driven I/O
  * queue are counted in the queue's own locked_stats instead, with plain adds
  * under its post_lock.  Readers sum the CPUs' values and locked_stats
  * (rnvme_qstats_sum()).
@@ -190,7 +193,7 @@ struct rnvme_queue {
 	atomic_t		pollers;
 	/* adds MRs to the pool when a request found none (rnvme_mr_get()) */
 	struct work_struct	mr_grow;
-	/* rnvme_alloc_queue() clears everything from here on */
+	/* rnvme_init_queue() clears everything from here on */
 	struct rnvme_qe		*rsp_ring;
 	struct rnvme_recv	*rsp_wr;
 	u32			nr_rsp;
@@ -568,6 +571,25 @@ static inline int rnvme_queue_idx(struct rnvme_queue *queue)
 	return queue->qid;
 }
 
+/**
+ * rnvme_error_recovery - start error recovery for a live controller
+ * @ctrl: the controller whose transport failed
+ *
+ * Safe from any context and any number of times: only the first caller
+ * moves the controller out of LIVE and queues the work, whose handler
+ * (ctrl.c) tears the association down and reconnects.
+ */
+static inline void rnvme_error_recovery(struct rnvme_ctrl *ctrl)
+{
+	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_RESETTING))
+		return;
+
+	ctrl->stats.outage_start = jiffies;
+	atomic_inc(&ctrl->stats.error_recoveries);
+	dev_warn(ctrl->ctrl.device, "starting error recovery\n");
+	queue_work(nvme_reset_wq, &ctrl->err_work);
+}
+
 /* main.c */
 extern bool rnvme_register_always;
 extern char rnvme_transport_name[];
@@ -598,15 +620,13 @@ DECLARE_STATIC_KEY_FALSE(rnvme_test_work_key);
 int rnvme_create_check(struct nvmf_ctrl_options *opts);
 struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 				    struct nvmf_ctrl_options *opts);
-void rnvme_error_recovery(struct rnvme_ctrl *ctrl);
 void rnvme_ack_wd_arm_live(void);
 void rnvme_delete_ctrls(struct ib_device *ibdev);
 int rnvme_ib_client_init(void);
 void rnvme_ib_client_exit(void);
 
 /* queue.c */
-int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size);
-void rnvme_free_queue(struct rnvme_queue *queue);
+void rnvme_init_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size);
 int rnvme_start_queue(struct rnvme_ctrl *ctrl, int idx);
 void rnvme_stop_queue(struct rnvme_queue *queue);
 bool rnvme_queue_port_active(struct rnvme_queue *queue);
@@ -626,7 +646,8 @@ void rnvme_unmap_sqe(struct rnvme_request *req);
 int rnvme_post_probe(struct rnvme_queue *queue);
 
 /* cm.c */
-int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);
+int rnvme_alloc_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size);
+void rnvme_free_queue(struct rnvme_queue *queue);
 
 /* io.c */
 extern const struct blk_mq_ops rnvme_mq_ops;
@@ -666,7 +687,6 @@ static inline void rnvme_fi_exit(void) {}
 
 /* sysfs.c */
 extern const struct attribute_group *rnvme_ctrl_attr_groups[];
-void rnvme_qstats_sum(struct rnvme_queue *queue, struct rnvme_qstats *sum);
 
 /*
  * diag.c: what any layer records about a controller.  The current connect
@@ -696,6 +716,7 @@ extern struct device_attribute dev_attr_telemetry_layout;
 int rnvme_tele_register(struct rnvme_ctrl *ctrl);
 void rnvme_tele_unregister(struct rnvme_ctrl *ctrl);
 void rnvme_tele_rejected(struct rnvme_queue *queue);
+void rnvme_qstats_sum(struct rnvme_queue *queue, struct rnvme_qstats *sum);
 
 /*
  * The I/O path's telemetry hooks.  Each tests the telemetry parameter's

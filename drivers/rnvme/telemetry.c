@@ -413,6 +413,30 @@ void rnvme_tele_rejected(struct rnvme_queue *queue)
 		atomic64_inc(&queue->tele->rejected);
 }
 
+/**
+ * rnvme_qstats_sum - a queue's statistics, summed over the CPUs
+ * @queue: the queue
+ * @sum:   where the sums go
+ *
+ * Any context; the queue may be posting.  Each CPU's value is read whole
+ * (its writer adds with one instruction), so the sum is at least what was
+ * counted before the call and at most what is counted by its return.
+ */
+void rnvme_qstats_sum(struct rnvme_queue *queue, struct rnvme_qstats *sum)
+{
+	int cpu;
+
+	/* an ordered queue's SEND counts, written under post_lock, read whole */
+	sum->wr_posted = READ_ONCE(queue->locked_stats.wr_posted);
+	sum->sends_signaled = READ_ONCE(queue->locked_stats.sends_signaled);
+	for_each_possible_cpu(cpu) {
+		const struct rnvme_qstats *s = per_cpu_ptr(queue->stats, cpu);
+
+		sum->wr_posted += READ_ONCE(s->wr_posted);
+		sum->sends_signaled += READ_ONCE(s->sends_signaled);
+	}
+}
+
 /*
  * A counter of @t, or 0 when the queue has no buffers (nothing was counted):
  * @x, which names @t's fields, is evaluated only with @t.
