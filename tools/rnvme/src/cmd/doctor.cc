@@ -13,7 +13,7 @@
 namespace rnvme {
 
 DoctorSnapshot gather_doctor_snapshot(Context& ctx, FabricProbe& probe, const DoctorArgs& args) {
-  return read_doctor_snapshot(ctx.fs, ctx.net, probe, rdma_inventory(ctx),
+  return read_doctor_snapshot(ctx.fs, probe, rdma_inventory(ctx),
                               {args.traddr, args.trsvcid, args.tos});
 }
 

@@ -68,7 +68,7 @@ struct RouteFacts {
   int err = 0;               // errno of the lookup (ENETUNREACH, EHOSTUNREACH, ...)
   std::string error;
   std::string oif;           // the netdev the RDMA CM resolves the address to
-  std::string src;           // preferred source (RTA_PREFSRC) or the address the socket gets
+  std::string src;           // source the kernel picks (RTA_PREFSRC); none: 0.0.0.0, IPv6 empty
   std::string gateway;       // empty: on link
   int mtu = 0;               // RTAX_MTU of the route, 0: none (netdev MTU applies)
   int table = 0;

@@ -138,7 +138,7 @@ ModuleFacts read_module_facts(const FileSystem& fs) {
   return m;
 }
 
-DoctorSnapshot read_doctor_snapshot(const FileSystem& fs, NetProbe& net, FabricProbe& probe,
+DoctorSnapshot read_doctor_snapshot(const FileSystem& fs, FabricProbe& probe,
                                     Result<std::vector<RdmaDevice>> devices, const DoctorQuery& q) {
   DoctorSnapshot s;
   s.source = "live host";
@@ -168,9 +168,7 @@ DoctorSnapshot read_doctor_snapshot(const FileSystem& fs, NetProbe& net, FabricP
     TargetFacts t;
     t.traddr = q.traddr;
     if (!q.trsvcid.empty()) t.trsvcid = q.trsvcid;
-    t.route = probe.route_to(q.traddr);
-    if (t.route.found && t.route.src.empty())
-      if (auto src = net.source_for(q.traddr)) t.route.src = *src;
+    t.route = probe.route_to(q.traddr);  // the source address included
     if (t.route.found && !t.route.oif.empty()) {
       t.route.neighbour = probe.neighbour_state(
           t.route.oif, t.route.gateway.empty() ? q.traddr : t.route.gateway);

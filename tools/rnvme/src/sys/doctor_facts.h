@@ -1,8 +1,7 @@
 // What `rnvme doctor` reads from this host: sysfs (netdevs, RDMA devices, CPUs, modules),
 // rdma_cm's configfs, /etc/nvme, modprobe.d, /lib/modules and /var/lib/dkms through FileSystem
-// (tests use FakeFileSystem); routes, neighbours, DCB, VLANs and device limits through a
-// FabricProbe; the source address through NetProbe.  cmd/doctor.cc hands the result to
-// core/doctor.h's checks.
+// (tests use FakeFileSystem); routes (their source address included), neighbours, DCB, VLANs and
+// device limits through a FabricProbe.  cmd/doctor.cc hands the result to core/doctor.h's checks.
 #pragma once
 
 #include <optional>
@@ -16,7 +15,6 @@
 #include "core/result.h"
 #include "sys/fabric_probe.h"
 #include "sys/fs.h"
-#include "sys/route.h"
 
 namespace rnvme {
 
@@ -29,7 +27,7 @@ struct DoctorQuery {
 
 // The facts the checks need.  `devices` is the RDMA inventory (cmd's rdma_inventory()), or why it
 // could not be read.
-DoctorSnapshot read_doctor_snapshot(const FileSystem& fs, NetProbe& net, FabricProbe& probe,
+DoctorSnapshot read_doctor_snapshot(const FileSystem& fs, FabricProbe& probe,
                                     Result<std::vector<RdmaDevice>> devices, const DoctorQuery& q);
 
 // One netdev: MTU, ifindex, operstate, software or not, mlx5's RoCE ECN switches (sysfs); its DCB

@@ -16,7 +16,7 @@ TEST(DoctorFacts, ReadsTheHostThroughTheAdapters) {
   env.fs.add("/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos", "106\n");
   env.fs.add("/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_mode", "RoCE v2\n");
   // The RDMA inventory is an input (cmd/context.h reads it through netlink, sysfs and verbs).
-  DoctorSnapshot s = read_doctor_snapshot(env.fs, env.net, env.probe, rdma_inventory(env.ctx),
+  DoctorSnapshot s = read_doctor_snapshot(env.fs, env.probe, rdma_inventory(env.ctx),
                                           {"192.168.50.10", "", std::nullopt});
   EXPECT_EQ(s.default_roce_tos, (std::map<std::string, int>{{"rxe0/1", 106}}));
   EXPECT_EQ(s.default_roce_mode, (std::map<std::string, std::string>{{"rxe0/1", "RoCE v2"}}));
@@ -57,7 +57,7 @@ TEST(DoctorFacts, AVlanRouteReadsTheVlanAndItsRealDevice) {
   RouteFacts r = env.probe.routes["192.168.50.10"];
   r.oif = "eth0.100";
   env.probe.routes["10.100.0.10"] = r;
-  auto s = read_doctor_snapshot(env.fs, env.net, env.probe, rdma_inventory(env.ctx),
+  auto s = read_doctor_snapshot(env.fs, env.probe, rdma_inventory(env.ctx),
                                 {"10.100.0.10", "", std::nullopt});
   ASSERT_TRUE(s.netdevs.count("eth0.100"));
   EXPECT_EQ(s.netdevs["eth0.100"].vlan_of, "eth0");

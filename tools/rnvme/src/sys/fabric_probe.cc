@@ -1,9 +1,8 @@
 #include "sys/fabric_probe.h"
-#include "core/ip.h"
 #include "sys/nl_handles.h"
+#include "sys/route.h"
 #include "sys/verbs.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <linux/dcbnl.h>
 #include <linux/neighbour.h>
@@ -18,64 +17,12 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <functional>
-#include <memory>
 
 namespace rnvme {
 namespace {
 
 using nl::Sock;
 using nl::Msg;
-
-struct Reply {
-  int err = 0;             // errno the kernel answered with (positive), 0 if none
-  std::string failure;     // a local failure (socket, send), empty if none
-};
-
-// A socket connected to `protocol`; empty, with why in `r`, if there is none.
-Sock open_socket(int protocol, Reply& r) {
-  int rc = 0;
-  Sock sock = nl::open_socket(protocol, rc);
-  if (rc == -NLE_NOMEM)
-    r = {ENOMEM, "out of memory allocating a netlink socket"};
-  else if (!sock)
-    r = {0, fmt::format("connect to netlink: {}", nl_geterror(rc))};
-  return sock;
-}
-
-// nl::transact on a fresh socket of `protocol`, every reply handed to `on_msg`.
-Reply transact(nl_msg* msg, const std::function<void(nlmsghdr*)>& on_msg,
-               int protocol = NETLINK_ROUTE) {
-  Reply r;
-  Sock sock = open_socket(protocol, r);
-  if (!sock) return r;
-  nl::Exchange x = nl::transact(sock.get(), msg, [&](nl_msg* m) { on_msg(nlmsg_hdr(m)); });
-  r.err = x.err;
-  if (x.rc < 0 && !x.err)
-    r.failure = fmt::format("{}route netlink: {}", x.sent ? "" : "send to ", nl_geterror(x.rc));
-  return r;
-}
-
-// `ip` as a libnl address (its family and bytes); empty if it is not an IP address.
-nl::Addr nl_address(const std::string& ip) {
-  auto a = parse_ip(ip);
-  if (!a) return {};
-  return nl::Addr(nl_addr_build(a->family, a->bytes.data(), a->size()));
-}
-
-std::string nl_addr_text(nl_addr* a) {
-  if (!a) return {};
-  const int family = nl_addr_get_family(a);
-  const unsigned want = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
-  if (!want || nl_addr_get_len(a) < want) return {};
-  return ip_text(family, nl_addr_get_binary_addr(a));
-}
-
-std::string ifname(int ifindex) {
-  char buf[IF_NAMESIZE] = {};
-  return if_indextoname(static_cast<unsigned>(ifindex), buf) ? std::string(buf)
-                                                             : fmt::format("ifindex {}", ifindex);
-}
 
 // Walks the attributes nested in `nest` (the libnl macro for it does not pass -Wold-style-cast).
 template <typename F>
@@ -98,65 +45,11 @@ std::string nud_state_name(int s) {
   return s ? fmt::format("state {:#x}", s) : std::string("NONE");
 }
 
-RouteFacts parse_route_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifindex)) {
-  RouteFacts out;
-  rtnl_route* parsed = nullptr;
-  if (h->nlmsg_type != RTM_NEWROUTE || rtnl_route_parse(const_cast<nlmsghdr*>(h), &parsed) < 0)
-    return out;
-  nl::Route route(parsed);
-  out.found = true;
-  out.local = rtnl_route_get_type(route.get()) == RTN_LOCAL;
-  // RTA_OIF and RTA_GATEWAY, as libnl keeps them: the route's only next hop.
-  if (rtnl_nexthop* nh = rtnl_route_get_nnexthops(route.get()) ? rtnl_route_nexthop_n(route.get(), 0) : nullptr) {
-    if (int oif = rtnl_route_nh_get_ifindex(nh); oif > 0) out.oif = ifname_of(oif);
-    out.gateway = nl_addr_text(rtnl_route_nh_get_gateway(nh));
-  }
-  out.src = nl_addr_text(rtnl_route_get_pref_src(route.get()));
-  out.table = static_cast<int>(rtnl_route_get_table(route.get()));  // RTA_TABLE, else rtm_table
-  if (uint32_t mtu = 0; rtnl_route_get_metric(route.get(), RTAX_MTU, &mtu) == 0)
-    out.mtu = static_cast<int>(mtu);
-  return out;
-}
-
-RouteFacts LibnlFabricProbe::route_to(const std::string& dst) {
-  RouteFacts out;
-  nl::Addr addr = nl_address(dst);
-  if (!addr) {
-    out.err = EINVAL;
-    out.error = "not an IP address: " + dst;
-    return out;
-  }
-  // libnl's request for the lookup (what rtnl_route_lookup sends), with RTM_F_LOOKUP_TABLE to
-  // report the table the lookup used, not "main"; sent through transact, which keeps the errno.
-  nl::Route tmpl(rtnl_route_alloc());
-  Msg msg(nlmsg_alloc_simple(RTM_GETROUTE, NLM_F_REQUEST));
-  if (!tmpl || !msg || rtnl_route_set_dst(tmpl.get(), addr.get()) < 0) {
-    out.error = "out of memory";
-    return out;
-  }
-  rtnl_route_set_flags(tmpl.get(), RTM_F_LOOKUP_TABLE);
-  if (int rc = rtnl_route_build_msg(msg.get(), tmpl.get()); rc < 0) {
-    out.error = fmt::format("route request: {}", nl_geterror(rc));
-    return out;
-  }
-  Reply r = transact(msg.get(), [&](nlmsghdr* h) {
-    if (RouteFacts f = parse_route_reply(h, ifname); f.found) out = f;
-  });
-  if (r.err) {
-    out.found = false;
-    out.err = r.err;
-    out.error = std::strerror(r.err);
-  } else if (!r.failure.empty()) {
-    out.found = false;
-    out.error = r.failure;
-  } else if (!out.found) {
-    out.error = "the kernel sent no route";
-  }
-  return out;
-}
+// The tool's one route lookup (sys/route.h).
+RouteFacts LibnlFabricProbe::route_to(const std::string& dst) { return lookup_route(dst); }
 
 std::string neighbour_in(nl_cache* neighbours, int ifindex, const std::string& ip) {
-  nl::Addr addr = nl_address(ip);
+  nl::Addr addr = nl::address(ip);
   if (!addr || !neighbours) return {};
   nl::Neigh n(rtnl_neigh_get(neighbours, ifindex, addr.get()));
   const int state = n ? rtnl_neigh_get_state(n.get()) : -1;
@@ -165,9 +58,9 @@ std::string neighbour_in(nl_cache* neighbours, int ifindex, const std::string& i
 
 std::string LibnlFabricProbe::neighbour_state(const std::string& ifn, const std::string& ip) {
   const unsigned idx = if_nametoindex(ifn.c_str());
-  if (!idx || !nl_address(ip)) return {};
-  Reply ignored;
-  Sock sock = open_socket(NETLINK_ROUTE, ignored);
+  if (!idx || !nl::address(ip)) return {};
+  int rc = 0;
+  Sock sock = nl::open_socket(NETLINK_ROUTE, rc);
   nl_cache* cache = nullptr;
   if (!sock || rtnl_neigh_alloc_cache(sock.get(), &cache) < 0) return {};
   nl::Cache neighbours(cache);
@@ -258,12 +151,12 @@ VlanFacts parse_link_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifind
 }
 
 VlanFacts LibnlFabricProbe::vlan(const std::string& ifn) {
-  Reply ignored;
-  Sock sock = open_socket(NETLINK_ROUTE, ignored);
+  int rc = 0;
+  Sock sock = nl::open_socket(NETLINK_ROUTE, rc);
   rtnl_link* link = nullptr;
   if (!sock || rtnl_link_get_kernel(sock.get(), 0, ifn.c_str(), &link) < 0) return {};
   nl::Link owned(link);
-  return vlan_facts(owned.get(), ifname);
+  return vlan_facts(owned.get(), nl::ifname);
 }
 
 DcbState LibnlFabricProbe::dcb(const std::string& ifn) {
@@ -280,7 +173,7 @@ DcbState LibnlFabricProbe::dcb(const std::string& ifn) {
     return out;
   }
   bool got = false;
-  Reply r = transact(msg.get(), [&](nlmsghdr* h) {
+  nl::Reply r = nl::query(msg.get(), [&](nlmsghdr* h) {
     if (h->nlmsg_type != RTM_GETDCB) return;
     out = parse_dcb_ieee_reply(h);
     got = true;
@@ -311,7 +204,7 @@ DeviceLimits LibnlFabricProbe::device_limits(const RdmaDevice& dev) {
         return nla_put_u32(m, RDMA_NLDEV_ATTR_DEV_INDEX, static_cast<uint32_t>(dev.index)) == 0;
       }))
     return l;
-  transact(
+  nl::query(
       msg.get(),
       [&](nlmsghdr* h) {
         std::array<nlattr*, RDMA_NLDEV_ATTR_MAX> tb{};

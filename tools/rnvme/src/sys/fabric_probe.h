@@ -1,9 +1,10 @@
 // What `rnvme doctor` asks the kernel beyond sysfs.  Route netlink (NETLINK_ROUTE) through
-// libnl-route: the route the RDMA CM would take to an address (RTM_GETROUTE), the next hop's
-// neighbour state (the neighbour cache) and whether a netdev is a VLAN (rtnl_link); a netdev's
-// IEEE DCB configuration (RTM_GETDCB, DCB_CMD_IEEE_GET: PFC, ETS, APP table) with raw libnl
-// messages, as libnl has no DCB support.  RDMA netlink (RDMA_NLDEV_CMD_RES_GET, raw messages)
-// for the resources in use and verbs (ibv_query_device) for a device's limits.
+// libnl-route: the route the RDMA CM would take to an address (RTM_GETROUTE: sys/route.h's
+// lookup_route, the tool's one route lookup), the next hop's neighbour state (the neighbour
+// cache) and whether a netdev is a VLAN (rtnl_link); a netdev's IEEE DCB configuration
+// (RTM_GETDCB, DCB_CMD_IEEE_GET: PFC, ETS, APP table) with raw libnl messages, as libnl has no
+// DCB support.  RDMA netlink (RDMA_NLDEV_CMD_RES_GET, raw messages) for the resources in use and
+// verbs (ibv_query_device) for a device's limits.
 #pragma once
 
 #include <linux/netlink.h>
@@ -22,7 +23,7 @@ namespace rnvme {
 class FabricProbe {
  public:
   virtual ~FabricProbe() = default;
-  // found=false with err/error when the kernel has no route.
+  // found=false with err/error when the kernel has no route (lookup_route in LibnlFabricProbe).
   virtual RouteFacts route_to(const std::string& dst) = 0;
   // NUD state name of `addr` on `ifname` ("REACHABLE", "PERMANENT", "FAILED", ...); empty: none.
   virtual std::string neighbour_state(const std::string& ifname, const std::string& addr) = 0;
@@ -81,9 +82,6 @@ class FakeFabricProbe final : public FabricProbe {
 // Parsers of the kernel's replies, separate so tests feed them messages built byte by byte.
 // `h` is one RTM_GETDCB reply (struct dcbmsg + attributes).
 DcbState parse_dcb_ieee_reply(const nlmsghdr* h);
-// One RTM_NEWROUTE reply to RTM_GETROUTE (libnl-route's rtnl_route_parse); found=false when it
-// is not one; `oif` is named through `ifname_of` (if_indextoname on the host).
-RouteFacts parse_route_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifindex));
 // One RTM_NEWLINK reply (libnl-route's link parser); `lower` is named through `ifname_of`.
 VlanFacts parse_link_reply(const nlmsghdr* h, std::string (*ifname_of)(int ifindex));
 // The NUD state name of `addr` on `ifindex` in a libnl neighbour cache ("route/neigh"); empty

@@ -1,4 +1,8 @@
 #include "sys/nl_handles.h"
+#include "core/ip.h"
+
+#include <fmt/format.h>
+#include <net/if.h>
 
 #include <cerrno>
 
@@ -42,6 +46,39 @@ Exchange transact(nl_sock* sock, nl_msg* msg, const std::function<void(nl_msg*)>
   x.sent = true;
   if (int rc = nl_recvmsgs(sock, cb.get()); rc < 0) x.rc = rc;
   return x;
+}
+
+Reply query(nl_msg* msg, const std::function<void(nlmsghdr*)>& on_msg, int protocol) {
+  int rc = 0;
+  Sock sock = open_socket(protocol, rc);
+  if (rc == -NLE_NOMEM) return {ENOMEM, "out of memory allocating a netlink socket"};
+  if (!sock) return {0, fmt::format("connect to netlink: {}", nl_geterror(rc))};
+  Exchange x = transact(sock.get(), msg, [&](nl_msg* m) { on_msg(nlmsg_hdr(m)); });
+  Reply r;
+  r.err = x.err;
+  if (x.rc < 0 && !x.err)
+    r.failure = fmt::format("{}route netlink: {}", x.sent ? "" : "send to ", nl_geterror(x.rc));
+  return r;
+}
+
+Addr address(const std::string& ip) {
+  auto a = parse_ip(ip);
+  if (!a) return {};
+  return Addr(nl_addr_build(a->family, a->bytes.data(), a->size()));
+}
+
+std::string address_text(nl_addr* a) {
+  if (!a) return {};
+  const int family = nl_addr_get_family(a);
+  const unsigned want = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
+  if (!want || nl_addr_get_len(a) < want) return {};
+  return ip_text(family, nl_addr_get_binary_addr(a));
+}
+
+std::string ifname(int ifindex) {
+  char buf[IF_NAMESIZE] = {};
+  return if_indextoname(static_cast<unsigned>(ifindex), buf) ? std::string(buf)
+                                                             : fmt::format("ifindex {}", ifindex);
 }
 
 }  // namespace rnvme::nl

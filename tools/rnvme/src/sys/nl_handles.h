@@ -1,5 +1,6 @@
 // Owners of libnl handles (socket, message, callback set, and libnl-route's cache, address and
-// route/neighbour/link objects), and the one request/reply exchange the netlink adapters share.
+// route/neighbour/link objects), the one request/reply exchange the netlink adapters share, and
+// what route netlink replies are read with (libnl addresses as text, ifindex as a netdev name).
 #pragma once
 
 #include <netlink/addr.h>
@@ -13,6 +14,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 namespace rnvme::nl {
 
@@ -75,5 +77,20 @@ struct Exchange {
 // adapters make of it is the same: `err` set, the kernel refused (their Error's sys_errno,
 // FabricProbe's Reply::err); `rc` < 0 without it, a local failure.
 Exchange transact(nl_sock* sock, nl_msg* msg, const std::function<void(nl_msg*)>& on_msg);
+
+struct Reply {
+  int err = 0;             // errno the kernel answered with (positive), 0 if none
+  std::string failure;     // a local failure (socket, send), empty if none
+};
+
+// transact on a fresh socket of `protocol`, every reply handed to `on_msg`.
+Reply query(nl_msg* msg, const std::function<void(nlmsghdr*)>& on_msg, int protocol = NETLINK_ROUTE);
+
+// `ip` as a libnl address (its family and bytes); empty if it is not an IP address.
+Addr address(const std::string& ip);
+// The text of a libnl IPv4 or IPv6 address; empty for none or another family.
+std::string address_text(nl_addr* a);
+// The name of netdev `ifindex` (if_indextoname), "ifindex N" when there is none.
+std::string ifname(int ifindex);
 
 }  // namespace rnvme::nl
