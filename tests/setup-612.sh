@@ -23,12 +23,12 @@ if [ -n "$K" ]; then
 	echo "KVER612RT=${K%-amd64}-rt-amd64"
 	exit 0
 fi
-V=$(apt_candidate linux-source-6.12)
+V=$(apt_pick_612)
 if [ -z "$V" ]; then
 	apt_update
-	V=$(apt_candidate linux-source-6.12)
+	V=$(apt_pick_612)
 fi
-[ -n "$V" ] || apt_die "no installation candidate for linux-source-6.12" \
+[ -n "$V" ] || apt_die "no installation candidate for linux-source-6.12 (at a version that also has its amd64 and rt-amd64 images and headers)" \
 	"Debian's 6.12 backport comes from bookworm-security (or bookworm-backports): add it to /etc/apt/sources.list, then run tests/setup-host.sh --update --with-612"
 K=$(apt_abi_612 "$V")
 KRT=${K%-amd64}-rt-amd64

@@ -2,7 +2,8 @@
 # Prepare a Debian 12 host for the rnvme build and VM test harness (idempotent).
 #
 # usage: tests/setup-host.sh [--update] [--with-612]
-#   Installs, pinned to ONE Debian version V (the candidate of linux-source-6.1):
+#   Installs, pinned to ONE Debian version V (the newest linux-source-6.1 with
+#   an amd64 image at the same version, normally its candidate):
 #     linux-image-6.1.0-NN-amd64=V linux-headers-6.1.0-NN-amd64=V linux-source-6.1=V
 #   plus QEMU, busybox-static, fio, nvme-cli, rdma tools, build tools (also the
 #   debug kernel's: flex, bison, libelf, libssl) and the C++ tool's libraries.
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--update) force=1 ;;
 	--with-612) with612=1 ;;
-	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "setup-host: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -38,6 +39,8 @@ PKGS=(
 	qemu-system-x86 busybox-static cpio xz-utils gzip kmod util-linux procps file
 	# guest tests (jq: the tool's suites read its JSON; linux-perf: make bench)
 	fio nvme-cli rdma-core iproute2 ibverbs-utils python3 jq linux-perf
+	# rig: rig_path_facts pings the target over a path that failed, reads NIC stats
+	iputils-ping ethtool
 	# tool suite 08-stats: a real Prometheus text parser for rnvme stats --prometheus
 	python3-prometheus-client
 	# tool suite 07-causes: systemd-analyze verify on the boot units (a minbase
@@ -98,16 +101,18 @@ apt_update
 V=$(apt_candidate linux-source-6.1)
 [ -n "$V" ] || apt_die "no installation candidate for linux-source-6.1" \
 	"add bookworm and bookworm-security to /etc/apt/sources.list(.d) (deb http://deb.debian.org/debian-security bookworm-security main), then run tests/setup-host.sh --update"
-NN=$(apt_abi_61 "$V")
-[ -n "$NN" ] || apt_die "no linux-image-6.1.0-NN-amd64 at version $V (linux-source-6.1's candidate)" \
-	"the mirror is between two kernel uploads or bookworm-security is missing: run tests/setup-host.sh --update later, or check /etc/apt/sources.list"
+cand=$V
+read -r V NN <<< "$(apt_pick_61)" || true
+[ -n "${NN:-}" ] || apt_die "no linux-image-6.1.0-NN-amd64 at any version of linux-source-6.1 (candidate $cand)" \
+	"bookworm-security may be missing or the mirror half-updated: check /etc/apt/sources.list, then run tests/setup-host.sh --update"
 KVER=6.1.0-$NN-amd64
+[ "$V" = "$cand" ] || echo "setup-host: linux-source-6.1 $cand has no amd64 image yet; taking $V, the newest that has one"
 echo "setup-host: test kernel: linux-source-6.1 $V -> $KVER"
 
 want=("linux-image-$KVER=$V" "linux-headers-$KVER=$V" "linux-source-6.1=$V")
 if [ "$with612" = 1 ]; then
-	V612=$(apt_candidate linux-source-6.12)
-	[ -n "$V612" ] || apt_die "no installation candidate for linux-source-6.12" \
+	V612=$(apt_pick_612)
+	[ -n "$V612" ] || apt_die "no installation candidate for linux-source-6.12 (at a version that also has its amd64 and rt-amd64 images and headers)" \
 		"Debian's 6.12 backport comes from bookworm-security (or bookworm-backports): add it to /etc/apt/sources.list, then run tests/setup-host.sh --update --with-612"
 	K612=$(apt_abi_612 "$V612")
 	[ -n "$K612" ] || apt_die "cannot derive the 6.12 kernel release from version $V612" "report this: tests/lib/apt.sh apt_abi_612 expects 6.12.N-…"

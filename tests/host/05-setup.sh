@@ -44,7 +44,18 @@ show)
 	echo "Package: $p"
 	echo "Depends: linux-image-6.1.0-$FAKE_NN-amd64 (= $v)" ;;
 search) [ -f "$FAKE/no-abi" ] || echo "linux-image-6.1.0-$FAKE_NN-amd64 - Linux 6.1" ;;
-madison) [ -f "$FAKE/no-abi" ] || echo " $2 | $(cand linux-source-6.1) | http://deb.debian.org bookworm-security/main" ;;
+madison)
+	# newest first; older-61: versions below linux-source-6.1's candidate
+	row() { echo " $2 | $1 | http://deb.debian.org bookworm-security/main"; }
+	case "$2" in
+	linux-source-6.1)
+		for v in $(cand linux-source-6.1) $(cat "$FAKE/older-61" 2>/dev/null); do row "$v" "$2"; done ;;
+	linux-source-6.12) v=$(cand linux-source-6.12); [ -z "$v" ] || row "$v" "$2" ;;
+	linux-image-6.1.0-*) [ -f "$FAKE/no-abi" ] || row "$(cand linux-image-amd64)" "$2" ;;
+	linux-*-6.12.*)
+		v=$(cand linux-source-6.12)
+		if [ -n "$v" ] && { [ ! -f "$FAKE/no-rt" ] || [[ $2 != *-rt-* ]]; }; then row "$v" "$2"; fi ;;
+	esac ;;
 *) exit 0 ;;
 esac
 EOF
@@ -170,8 +181,29 @@ refused "$(run tests/setup-host.sh)" "apt-get install fails" 'apt-get install of
 
 fresh
 touch "$FAKE/no-abi"
-refused "$(run tests/setup-host.sh)" "no linux-image-6.1.0-NN-amd64 at the candidate's version" \
-	"no linux-image-6.1.0-NN-amd64 at version $V61"
+refused "$(run tests/setup-host.sh)" "no linux-image-6.1.0-NN-amd64 at any linux-source-6.1 version" \
+	"no linux-image-6.1.0-NN-amd64 at any version of linux-source-6.1 \\(candidate $V61\\)"
+
+# the mirror has a newer linux-source-6.1 than any 6.1 image: the newest
+# version that has an image is taken, all three at it
+fresh
+sed -i "s/^linux-source-6.1 .*/linux-source-6.1 6.1.192-3/" "$FAKE/candidates"
+echo "$V61" > "$FAKE/older-61"
+rc=$(run tests/setup-host.sh)
+line=$(grep 'apt-get .*install' "$FAKE/apt.log" | head -n 1)
+if [ "$rc" = 0 ] && [[ $line == *" linux-source-6.1=$V61 "* ]] && [[ $line == *" linux-image-6.1.0-$NN-amd64=$V61 "* ]] &&
+	grep -q 'linux-source-6.1 6.1.192-3 has no amd64 image yet' "$FAKE/out" &&
+	[ "$(tail -n 1 "$FAKE/out")" = "KVER=6.1.0-$NN-amd64" ]; then
+	ok "linux-source-6.1 6.1.192-3 without images: $V61 taken for source, image and headers, and said"
+else
+	not_ok "linux-source-6.1 newer than its images: the newest version with an image is taken"
+	show "$rc"
+fi
+
+fresh
+touch "$FAKE/no-rt"
+refused "$(run tests/setup-host.sh --with-612)" "--with-612, no PREEMPT_RT image at linux-source-6.12's version" \
+	'no installation candidate for linux-source-6.12 \(at a version that also has'
 
 fresh
 touch "$FAKE/not-root"

@@ -74,8 +74,45 @@ apt_abi_61() {
 	return 0
 }
 
+# apt_versions PKG: every version the mirrors offer, newest first, one per line
+apt_versions() {
+	local out
+	out=$(apt-cache madison "$1" 2>/dev/null) || return 0
+	awk -F'|' '{ gsub(/ /, "", $2); if ($2 != "" && !seen[$2]++) print $2 }' <<< "$out"
+}
+
+# apt_pick_61: "V NN" for the newest linux-source-6.1 version V that has a
+# linux-image-6.1.0-NN-amd64 at the same version, or nothing.  The mirror
+# publishes a new upload's source package before its amd64 images now and
+# then (seen: linux-source-6.1 6.1.192-3 beside images at 6.1.192-2), so the
+# candidate alone may have no kernel to boot.
+apt_pick_61() {
+	local v nn
+	for v in $(apt_versions linux-source-6.1); do
+		nn=$(apt_abi_61 "$v")
+		[ -z "$nn" ] || { echo "$v $nn"; return 0; }
+	done
+	return 0
+}
+
 # apt_abi_612 V: 6.12.117-1~deb12u1 -> 6.12.117+deb12-amd64
 apt_abi_612() { sed -E 's/^([0-9]+\.[0-9]+\.[0-9]+)-.*/\1+deb12-amd64/' <<< "$1"; }
+
+# apt_pick_612: the newest linux-source-6.12 version V whose kernel has its
+# image and headers, and those of its PREEMPT_RT flavour, at V too, or nothing
+apt_pick_612() {
+	local v k p ok
+	for v in $(apt_versions linux-source-6.12); do
+		k=$(apt_abi_612 "$v")
+		ok=1
+		for p in "linux-image-$k" "linux-headers-$k" "linux-image-${k%-amd64}-rt-amd64" \
+			"linux-headers-${k%-amd64}-rt-amd64"; do
+			apt_versions "$p" | grep -xF -- "$v" >/dev/null || { ok=0; break; }
+		done
+		[ "$ok" = 0 ] || { echo "$v"; return 0; }
+	done
+	return 0
+}
 
 # apt_612_installed: KVER of the 6.12 kernel when linux-source-6.12 and the
 # image and headers of it and of its PREEMPT_RT flavour (KVER with -rt-amd64)
