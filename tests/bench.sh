@@ -20,6 +20,8 @@
 #       variants after the defaults (tests/guest/bench.sh); BENCH_KNOB_WORKLOADS,
 #       BENCH_TRANSPORTS="rnvme rdma"
 #   BENCH_RNVME_PARAMS="test_extra_work=200"  rnvme module parameters
+#   BENCH_BACKING=nullb|file  the target's namespace: null_blk (default) or a
+#       tmpfs file through the page cache (no target I/O in the block layer)
 #   RNVME_SKIP_SETUP=1  do not run tests/setup-host.sh (apt-get)
 # shellcheck source=../tools/kbuild/strict.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tools/kbuild/strict.sh"

@@ -31,6 +31,21 @@ repetitions of the measure pass):
                       RDMA drivers on a workload, so the difference is the
                       hosts'.  Work requests per post cannot be counted
                       this way (rxe's per-WR post_one_send is inlined)
+  host_stack_per_io   the host's own stack per I/O: the transport module +
+                      the block layer + nvme-core (with nvme-fabrics) + the
+                      ib_core functions only the host calls (IB_SIDE below);
+                      ib_core functions both sides call are not in it
+                      (ib_shared_per_io).  The block layer is counted whole:
+                      on the default null_blk target that includes the
+                      target's bio path; BENCH_BACKING=file keeps the
+                      target out of it (Documentation/bench.rst "Host stack")
+  ib_shared_per_io    ib_core functions the host and the target both call
+                      (__ib_process_cq, ib_dma_virt_map_sg)
+  target_share_per_io the target: nvmet, nvmet_rdma/tcp, null_blk and the
+                      ib_core functions only it calls (rdma_rw_*, its
+                      workqueue CQ polling)
+  rxe_share_per_io    Soft-RoCE: rdma_rxe and the ib_core functions it calls
+                      per packet (GID lookups, device references)
   ratio_vs_nvme_rdma  each of the above divided by nvme_rdma's
 
 usage: report.py BENCH.jsonl OUTDIR [--clock icount|wall] [--commit SHA]
@@ -47,7 +62,9 @@ from pathlib import Path
 NAMES = {"rnvme": "rnvme", "rdma": "nvme_rdma", "tcp": "nvme_tcp"}
 MODULE_OF = {"rnvme": "rnvme", "rdma": "nvme_rdma", "tcp": "nvme_tcp"}
 KEYS = ["insn_per_io", "module_insn_per_io", "iops", "lat_p50", "lat_p99",
-        "lat_p999", "wr_per_io", "cqe_per_io", "rxe_posts_per_io"]
+        "lat_p999", "wr_per_io", "cqe_per_io", "rxe_posts_per_io",
+        "host_stack_per_io", "ib_shared_per_io", "target_share_per_io",
+        "rxe_share_per_io"]
 # Soft-RoCE's post verbs: one call per ib_post_send/ib_post_recv/
 # ib_post_srq_recv of the host or the target (rxe_posts_per_io)
 RXE_POSTS = ("rxe_post_send", "rxe_post_recv", "rxe_post_srq_recv")
@@ -59,6 +76,39 @@ CLASSES = [
     ("nvme-core", {"nvme_core", "nvme_fabrics"}),
     ("nvmet", {"nvmet", "nvmet_rdma", "nvmet_tcp", "null_blk"}),
 ]
+# Who an ib_core function's instructions belong to (ib_core class only;
+# Documentation/bench.rst "Host stack" gives the reasons).  Debian 6.1's
+# drivers/infiniband, this bench's fabric (Soft-RoCE, RoCE v2) and its users:
+# the host (rnvme or nvme_rdma: softirq CQs, direct CQs on poll queues, fast
+# registration) and the target (nvmet_rdma: workqueue CQs, rdma_rw without
+# MRs on RoCE).  A per-address count does not know its caller, so a function
+# belongs to a side only if, in this guest, no other side calls it.
+IB_SIDE = {
+    # host: memory registration (rxe_map_mr_sg calls ib_sg_to_pages back),
+    # nvme_rdma's MR pool (rdma_rw takes MRs only on iWARP, max_sgl_rd
+    # devices or with force_mr: not on Soft-RoCE), the host's CQ
+    # poll contexts (IB_POLL_SOFTIRQ, IB_POLL_DIRECT)
+    "ib_map_mr_sg": "host", "ib_sg_to_pages": "host",
+    "ib_mr_pool_get": "host", "ib_mr_pool_put": "host",
+    "ib_poll_handler": "host", "ib_cq_completion_softirq": "host",
+    "ib_process_cq_direct": "host",
+    # both: the CQ loop behind every poll context, and the virtual DMA
+    # mapping (the host's ib_dma_map_sg and the target's rdma_rw_ctx_init)
+    "__ib_process_cq": "shared", "__poll_cq": "shared",
+    "ib_dma_virt_map_sg": "shared",
+    # target: nvmet_rdma's CQs (IB_POLL_WORKQUEUE); rdma_rw_* by prefix
+    "ib_cq_poll_work": "target", "ib_cq_completion_workqueue": "target",
+    # Soft-RoCE: per-packet GID lookups and device references (rxe_recv.c,
+    # rxe_net.c; static cache.c helpers listed in case they are not inlined)
+    "rdma_find_gid_by_port": "rxe", "find_gid": "rxe",
+    "rdma_get_gid_attr": "rxe", "rdma_put_gid_attr": "rxe",
+    "rdma_read_gid_attr_ndev_rcu": "rxe", "ib_device_get_by_netdev": "rxe",
+    "ib_device_put": "rxe", "is_gid_entry_valid": "rxe",
+    "is_gid_entry_free": "rxe", "rdma_gid_table": "rxe",
+    "get_gid_entry": "rxe", "put_gid_entry": "rxe",
+}
+IB_SIDE_PREFIX = (("rdma_rw_", "target"),)
+IB_SIDES = ("host", "shared", "target", "rxe", "other")
 BLOCK_SYM = re.compile(r"^_*(blk|bio|bdev|blkdev|submit_bio|sbitmap|elv|dd_|"
                        r"disk_|part_|bvec|iov_iter|dio_|iomap_dio|rq_|__rq_|"
                        r"req_|dma_map|dma_unmap)")
@@ -112,6 +162,7 @@ def perf_profile(path, transport, period, ios, modsyms):
     """Instructions per I/O by class and the top functions, from perf report."""
     by_class = defaultdict(int)
     by_sym = defaultdict(int)
+    items = []
     total = 0
     for line in path.read_text().splitlines():
         m = PERF_LINE.match(line)
@@ -119,14 +170,18 @@ def perf_profile(path, transport, period, ios, modsyms):
             continue
         n, dso, _, sym = int(m.group(1)), m.group(2), m.group(3), m.group(4)
         total += n
-        by_class[classify(dso, sym, transport, modsyms)] += n
+        cls = classify(dso, sym, transport, modsyms)
+        by_class[cls] += n
         by_sym[f"{sym} [{modsyms[sym]}]" if sym in modsyms else f"{sym} {dso}"] += n
+        items.append((sym, cls, n))
     scale = period / ios if ios else 0
     classes = {c: round(by_class.get(c, 0) * scale, 1)
                for c in [c for c, _ in CLASSES] + ["block", "rest"]}
     top = sorted(by_sym.items(), key=lambda kv: -kv[1])[:12]
-    return {"samples": total, "classes": classes,
-            "top": [[s, round(n * scale, 1)] for s, n in top]}
+    out = {"samples": total, "classes": classes,
+           "top": [[s, round(n * scale, 1)] for s, n in top]}
+    out.update(host_stack(items, scale, transport))
+    return out
 
 
 class Kallsyms:
@@ -184,16 +239,69 @@ def classify_exact(name, mod, transport):
     return "rest"
 
 
+def ib_side(name):
+    """host, shared, target, rxe or other for a function of the ib_core
+    class; a compiler suffix (.isra.0, .constprop.0, .cold) is ignored."""
+    base = name.split(".")[0]
+    side = IB_SIDE.get(base)
+    if side:
+        return side
+    for prefix, side in IB_SIDE_PREFIX:
+        if base.startswith(prefix):
+            return side
+    return "other"
+
+
+def host_stack(items, scale, transport):
+    """items: (function, class, instructions).  The host stack and the
+    shares per I/O, their parts, and the ib_core functions by side
+    (nvme_tcp: no shared ib_core or Soft-RoCE share)."""
+    part = defaultdict(int)
+    ib_fn = defaultdict(int)
+    for name, cls, n in items:
+        if cls == "ib_core":
+            side = ib_side(name)
+            part["ib_core_" + side] += n
+            ib_fn[(name, side)] += n
+        elif cls in ("transport", "block", "nvme-core", "nvmet", "rdma_rxe"):
+            part[cls] += n
+    total = {
+        "host_stack": part["transport"] + part["block"] + part["nvme-core"] +
+        part["ib_core_host"],
+        "target_share": part["nvmet"] + part["ib_core_target"],
+        "rxe_share": part["rdma_rxe"] + part["ib_core_rxe"],
+    }
+    keys = (["transport", "block", "nvme-core", "nvmet", "rdma_rxe"] +
+            ["ib_core_" + s for s in IB_SIDES])
+    parts = {k: round(part[k] * scale, 1) for k in keys}
+    parts.update({k: round(v * scale, 1) for k, v in total.items()})
+    # every ib_core function of at least 0.05 per I/O, so that "other" can
+    # be read off and the lists above checked against a run
+    fns = sorted(((k, c) for k, c in ib_fn.items() if c * scale >= 0.05),
+                 key=lambda kv: (-kv[1], kv[0]))
+    rdma = transport != "tcp"
+    return {"host_stack_per_io": total["host_stack"] * scale,
+            "ib_shared_per_io": part["ib_core_shared"] * scale if rdma else None,
+            "target_share_per_io": total["target_share"] * scale,
+            "rxe_share_per_io": total["rxe_share"] * scale if rdma else None,
+            "host_stack": parts,
+            "ib_core_functions": [[n, side, round(c * scale, 1)]
+                                  for (n, side), c in fns]}
+
+
 def exact_profile(window, transport, ios, ksyms):
     """Instructions per I/O by class and function, and transport completion
     handler calls (the count of each *_done function's first instruction)."""
     user, kernel, counts = window
     by_class = defaultdict(int)
     by_sym = defaultdict(int)
+    by_fn = defaultdict(int)
     for addr, n in counts.items():
         name, mod = ksyms.lookup(addr)
-        by_class[classify_exact(name, mod, transport)] += n
+        cls = classify_exact(name, mod, transport)
+        by_class[cls] += n
         by_sym[(name, mod)] += n
+        by_fn[(name, cls)] += n
     by_class["rest"] += user
     tmod = MODULE_OF[transport]
     cqe = sum(counts.get(a, 0) for (n, m), a in ksyms.entry.items()
@@ -207,12 +315,15 @@ def exact_profile(window, transport, ios, ksyms):
     top = sorted(by_sym.items(), key=lambda kv: -kv[1])[:12]
     mtop = sorted(((k, v) for k, v in by_sym.items() if k[1] == tmod),
                   key=lambda kv: -kv[1])[:10]
-    return {"instructions": user + kernel, "classes": classes,
-            "module_top": [[n, round(c * scale, 1)] for (n, _), c in mtop],
-            "insn_per_io": (user + kernel) * scale,
-            "cqe_per_io": cqe * scale if transport != "tcp" else None,
-            "rxe_posts_per_io": posts * scale if rxe and transport != "tcp" else None,
-            "top": [[f"{n} [{m}]", round(c * scale, 1)] for (n, m), c in top]}
+    out = {"instructions": user + kernel, "classes": classes,
+           "module_top": [[n, round(c * scale, 1)] for (n, _), c in mtop],
+           "insn_per_io": (user + kernel) * scale,
+           "cqe_per_io": cqe * scale if transport != "tcp" else None,
+           "rxe_posts_per_io": posts * scale if rxe and transport != "tcp" else None,
+           "top": [[f"{n} [{m}]", round(c * scale, 1)] for (n, m), c in top]}
+    out.update(host_stack(((n, cls, c) for (n, cls), c in by_fn.items()), scale,
+                           transport))
+    return out
 
 
 def load(path):
@@ -268,6 +379,23 @@ def median(runs, k):
     return statistics.median(vals) if vals else None
 
 
+HOST_KEYS = ("host_stack_per_io", "ib_shared_per_io", "target_share_per_io",
+             "rxe_share_per_io")
+
+
+def host_keys(row, profs):
+    """The host stack and the shares: medians over the repetitions; the
+    parts and the ib_core functions of the repetition whose host stack is
+    the median (the lower middle one of an even count)."""
+    for k in HOST_KEYS:
+        vals = [p[k] for p in profs if p.get(k) is not None]
+        row[k] = statistics.median(vals) if vals else None
+    mid = statistics.median_low(p["host_stack_per_io"] for p in profs)
+    p = next(p for p in profs if p["host_stack_per_io"] == mid)
+    row["host_stack"] = p["host_stack"]
+    row["ib_core_functions"] = p["ib_core_functions"]
+
+
 def summarise(measure, profile, clock, commit):
     rows = []
     for (t, w), runs in sorted(measure.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -292,6 +420,7 @@ def summarise(measure, profile, clock, commit):
             row["where"] = exact[0]["classes"]
             row["top_functions"] = exact[0]["top"]
             row["module_top_functions"] = exact[0]["module_top"]
+            host_keys(row, exact)
         elif prof:
             row["profile"] = "perf"
             if prof.get("cqe_per_io") is not None:
@@ -301,6 +430,7 @@ def summarise(measure, profile, clock, commit):
                 row["where"] = prof["profile"]["classes"]
                 row["top_functions"] = prof["profile"]["top"]
                 row["profile_insn_per_io"] = prof["insn_per_io"]
+                host_keys(row, [prof["profile"]])
         rows.append(row)
     ref = {r["workload"]: r for r in rows if r["transport"] == "nvme_rdma"}
     for r in rows:
@@ -343,15 +473,19 @@ def markdown(rows, clock, commit):
            f"module's own ({'exact counts' if any(r.get('profile') == 'exact' for r in rows) else 'profile pass'}); "
            f"latencies in {lat}; ratios against nvme_rdma.  WR/IO: work requests "
            f"rnvme posted (its own counter); rxe posts/IO: calls of Soft-RoCE's post "
-           f"verbs by host and target together (exact counts).", ""]
-    out.append("| workload | transport | insn/IO | ×rdma | module insn/IO | ×rdma | IOPS | "
+           f"verbs by host and target together (exact counts).  host stack: the "
+           f"module, the block layer, nvme-core and the host's own ib_core "
+           f"functions (below).", ""]
+    out.append("| workload | transport | insn/IO | ×rdma | module insn/IO | ×rdma | "
+               "host stack/IO | ×rdma | IOPS | "
                "p50 | p99 | p99.9 | WR/IO | CQE/IO | rxe posts/IO | pkts/IO |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         q = r["ratio_vs_nvme_rdma"]
         out.append(f"| {r['workload']} | {r['transport']} | {fmt(r['insn_per_io'])} | "
                    f"{fmt(q['insn_per_io'], 4)} | {fmt(r['module_insn_per_io'])} | "
-                   f"{fmt(q['module_insn_per_io'], 3)} | {fmt(r['iops'])} | {fmt(r['lat_p50'])} | "
+                   f"{fmt(q['module_insn_per_io'], 3)} | {fmt(r.get('host_stack_per_io'))} | "
+                   f"{fmt(q.get('host_stack_per_io'), 3)} | {fmt(r['iops'])} | {fmt(r['lat_p50'])} | "
                    f"{fmt(r['lat_p99'])} | {fmt(r['lat_p999'])} | {fmt(r['wr_per_io'], 2)} | "
                    f"{fmt(r['cqe_per_io'], 2)} | {fmt(r['rxe_posts_per_io'], 2)} | "
                    f"{fmt(r['pkts_per_io'], 2)} |")
@@ -369,6 +503,40 @@ def markdown(rows, clock, commit):
         for r in prof:
             out.append(f"- **{r['workload']} / {r['transport']}**: " +
                        ", ".join(f"{s.split()[0]} {fmt(n)}" for s, n in r["top_functions"][:8]))
+    hs = [r for r in rows if r.get("host_stack")]
+    if hs:
+        out += ["", "## Host stack (instructions per I/O)", "",
+                "The host's own work: its transport module, the block layer (the "
+                "target's bio path to null_blk included: the same functions), "
+                "nvme-core and the ib_core functions only the host calls.  ib_core "
+                "functions both sides call are *shared* and left out; the target "
+                "(nvmet, null_blk) and Soft-RoCE (rdma_rxe) with the ib_core "
+                "functions only each of them calls; *other*: ib_core functions on "
+                "no list.  Documentation/bench.rst, \"Host stack\".", "",
+                "| workload | transport | module | block | nvme-core | host ib_core | "
+                "host stack | ×rdma | shared ib_core | target | ×rdma | Soft-RoCE | "
+                "×rdma | other ib_core |",
+                "|---|---|" + "---:|" * 12]
+        for r in hs:
+            h, q = r["host_stack"], r["ratio_vs_nvme_rdma"]
+            # nvme_tcp: no shared ib_core or Soft-RoCE figure (as in the JSON)
+            shared = h["ib_core_shared"] if r.get("ib_shared_per_io") is not None else None
+            rxe = h["rxe_share"] if r.get("rxe_share_per_io") is not None else None
+            out.append(f"| {r['workload']} | {r['transport']} | {fmt(h['transport'])} | "
+                       f"{fmt(h['block'])} | {fmt(h['nvme-core'])} | "
+                       f"{fmt(h['ib_core_host'])} | {fmt(h['host_stack'])} | "
+                       f"{fmt(q.get('host_stack_per_io'), 3)} | "
+                       f"{fmt(shared)} | {fmt(h['target_share'])} | "
+                       f"{fmt(q.get('target_share_per_io'), 3)} | {fmt(rxe)} | "
+                       f"{fmt(q.get('rxe_share_per_io'), 3)} | {fmt(h['ib_core_other'])} |")
+        out += ["", "ib_core functions by side (instructions per I/O):", ""]
+        for r in hs:
+            by = defaultdict(list)
+            for n, side, c in r["ib_core_functions"]:
+                by[side].append(f"{n} {fmt(c)}")
+            text = "; ".join(f"{side}: " + ", ".join(by[side][:6])
+                             for side in IB_SIDES if by[side])
+            out.append(f"- **{r['workload']} / {r['transport']}**: {text or '–'}")
     knobs = knob_rows(rows)
     if knobs:
         out += ["", "## Knobs (BENCH_KNOBS): each variant against the defaults, same run", "",

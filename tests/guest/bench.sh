@@ -29,8 +29,9 @@
 #   BENCH_KNOBS    variants measured after the defaults, each on every
 #                  device: "scheduler=mq-deadline nomerges=2 ..." (a
 #                  /sys/block/DEV/queue attribute) or "profile=latency" (the
-#                  tool's `rnvme tune apply --profile`, reverted after); the
-#                  runs are named WORKLOAD@VARIANT
+#                  tool's `rnvme tune apply --profile`, reverted after) or
+#                  "rnvme.telemetry=1" (a parameter of the loaded rnvme,
+#                  put back after); the runs are named WORKLOAD@VARIANT
 #   BENCH_KNOB_WORKLOADS  workloads run under each variant (default: those
 #                  of BENCH_WORKLOADS, else all)
 #   BENCH_TRANSPORTS  subset of rnvme rdma tcp (default: all three)
@@ -74,12 +75,24 @@ if [ "$mtu" != 1500 ]; then
 	done
 fi
 echo "# fabric MTU $mtu; $RDMA_DEV0 $(ibv_devinfo -d "$RDMA_DEV0" 2>/dev/null | grep -o "active_mtu:.*" | tr -s "\t " " ")"
-fx_target_up --backing nullb --size 256 || bail "rdma target setup failed"
-# null_blk allocates its memory on first write: whichever transport wrote a
-# block first would pay for it.  Write the whole device once, locally.
+# BENCH_BACKING=nullb (default) or file: a file on tmpfs served through the
+# page cache, so that the target's I/O never enters the block layer and the
+# block layer's instructions are the host's alone (the host stack's block
+# column; Documentation/bench.rst, "Host stack").
+backing=${BENCH_BACKING:-nullb}
+case "$backing" in nullb|file) ;; *) bail "BENCH_BACKING must be nullb or file, not '$backing'" ;; esac
+echo "# target backing: $backing"
+fx_target_up --backing "$backing" --size 256 || bail "rdma target setup failed"
+# null_blk allocates its memory on first write (tmpfs likewise): whichever
+# transport wrote a block first would pay for it.  Write it all once, locally.
 t=$(now_ns)
-dd if=/dev/zero of="$FX_BACKING_DEV" bs=1M count=256 oflag=direct status=none ||
-	bail "cannot prefill $FX_BACKING_DEV"
+if [ "$backing" = file ]; then
+	dd if=/dev/zero of="$FX_BACKING_DEV" bs=1M count=256 conv=notrunc status=none ||
+		bail "cannot prefill $FX_BACKING_DEV"
+else
+	dd if=/dev/zero of="$FX_BACKING_DEV" bs=1M count=256 oflag=direct status=none ||
+		bail "cannot prefill $FX_BACKING_DEV"
+fi
 echo "# prefilled $FX_BACKING_DEV (256 MiB) in $(secs_since "$t") s"
 fx_target_up --port 2 --trtype tcp --trsvcid 4421 || bail "tcp target setup failed"
 
@@ -280,6 +293,16 @@ knobs_restore() {
 knob_apply() { # VARIANT
 	local attr=${1%%=*} val=${1#*=} t bin
 	case $1 in *=*) ;; *) echo "# BENCH_KNOBS: '$1' is not ATTR=VALUE"; return 1 ;; esac
+	if [[ $attr == rnvme.* ]]; then
+		# a module parameter of rnvme (e.g. rnvme.telemetry=1); the other
+		# transports run their variant unchanged, as a control
+		t=/sys/module/rnvme/parameters/${attr#rnvme.}
+		[ -w "$t" ] || { echo "# no writable rnvme parameter ${attr#rnvme.}"; return 1; }
+		bin=$(cat "$t")
+		echo "$val" > "$t" 2>/dev/null || { echo "# rnvme refused $attr=$val"; return 1; }
+		knob_undo+=("$t|$bin")
+		return 0
+	fi
 	if [ "$attr" = profile ]; then
 		bin=${RNVME_BIN:-${RNVME_OUT:-$REPO/build}/tools/rnvme}
 		[ -x "$bin" ] || { echo "# profile=$val needs the rnvme tool ($bin; make tool)"; return 1; }

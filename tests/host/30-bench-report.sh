@@ -68,7 +68,7 @@ EOF
 		ok "$1"
 	else
 		not_ok "$1"
-		{ echo "expression: $2"; cat "$work/err"; head -c 1500 "$work/results.json"; } | sed 's/^/# /'
+		{ echo "expression: $2"; cat "$work/err"; head -c 1500 "$work/results.json"; echo; } | diag
 	fi
 }
 check "every promised key, the clock and the commit" \

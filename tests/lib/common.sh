@@ -537,6 +537,8 @@ fx_target_up() {
 		echo 1 > "$sub/attr_allow_any_host"
 		mkdir "$sub/namespaces/1" || return 1
 		echo "$dev" > "$sub/namespaces/1/device_path" || return 1
+		# a regular file (tmpfs: no O_DIRECT) is served through the page cache
+		if [ -f "$dev" ]; then echo 1 > "$sub/namespaces/1/buffered_io" || return 1; fi
 		echo 1 > "$sub/namespaces/1/enable" || { echo "# cannot enable namespace on $dev"; return 1; }
 		echo "$nqn $dev" >> "$FX_STATE/subsystems"
 		FX_BACKING_DEV=$dev
@@ -558,11 +560,20 @@ fx_target_up() {
 	return 0
 }
 
-# fx_backing_create brd|nullb SIZE_MIB: print the path of a new data-keeping block device.
+# fx_backing_create brd|nullb|file SIZE_MIB: print the path of a new data-keeping
+# block device, or (file) of a file on tmpfs, which keeps the target's I/O out
+# of the block layer (make bench's BENCH_BACKING=file).
 fx_backing_create() {
 	local kind=$1 size=$2 n
 	mkdir -p "$FX_STATE"
 	case "$kind" in
+	file)
+		n=$(cat "$FX_STATE/file_next" 2>/dev/null || echo 0)
+		echo $((n + 1)) > "$FX_STATE/file_next"
+		mkdir -p /dev/shm/rnvme-backing || return 1
+		truncate -s "${size}M" "/dev/shm/rnvme-backing/ns$n.img" || return 1
+		echo "/dev/shm/rnvme-backing/ns$n.img"
+		;;
 	brd)
 		if [ ! -d /sys/module/brd ]; then
 			# rd_size is per device, in KiB; devices allocate memory only when written.
@@ -627,7 +638,8 @@ fx_target_down() {
 	done
 	modprobe -r nvmet-rdma nvmet-tcp nvmet 2>/dev/null || true
 	modprobe -r brd 2>/dev/null || true
-	rm -f "$FX_STATE/brd_next" "$FX_STATE/brd_size" "$FX_STATE/nullb_next" "$FX_STATE/subsystems"
+	rm -rf /dev/shm/rnvme-backing
+	rm -f "$FX_STATE/brd_next" "$FX_STATE/brd_size" "$FX_STATE/nullb_next" "$FX_STATE/file_next" "$FX_STATE/subsystems"
 	return 0
 }
 
