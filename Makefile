@@ -42,6 +42,8 @@ KVER  ?= $(shell tools/kbuild/kver.sh)
 KDIR  ?= /lib/modules/$(KVER)/build
 BUILD ?= $(RNVME_OUT)/$(KVER)
 TOOL_BUILD ?= $(RNVME_OUT)/tools
+# CMake build type of `make tool` (make check's unit-test build uses Debug)
+TOOL_BUILD_TYPE ?= RelWithDebInfo
 export KSRC RNVME_OUT
 
 .PHONY: all module tool hostile check demo bench soak fresh-root checkpatch install install-module install-tool clean debug-kernel
@@ -66,7 +68,7 @@ module:
 		cp $(BUILD)/kbuild/rnvme_kunit.ko $(BUILD)/rnvme_kunit.ko; fi
 
 tool:
-	cmake -S tools/rnvme -B $(TOOL_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S tools/rnvme -B $(TOOL_BUILD) -DCMAKE_BUILD_TYPE=$(TOOL_BUILD_TYPE) >/dev/null
 	cmake --build $(TOOL_BUILD) -j2
 
 # Test equipment for suite 15-hostile, not part of the product.

@@ -95,6 +95,8 @@ rig_setup() {
 	rig_mount || bail "cannot mount the rig share"
 	rig_wait_target || bail "target guest not ready"
 	rig_fabric_up host || bail "cannot set up the host side of the wires"
+	rig_path_answers A || bail "path A: the target does not answer ping (below RDMA: the wire, a NIC or the target guest, not the host driver)"
+	rig_path_answers B || bail "path B: the target does not answer ping (below RDMA: the wire, a NIC or the target guest, not the host driver)"
 	fx_host_driver_load || bail "cannot load the host driver ($HOST_DRIVER)"
 	rig_t rt_mark "$(basename "$0" .sh)" >/dev/null || bail "target agent does not answer"
 }
@@ -107,6 +109,33 @@ rig_connect() {
 		{ echo "connect path $1 failed: $out" >&2; return 1; }
 	[[ $out =~ instance=([0-9]+) ]] || { echo "connect path $1: unexpected reply '$out'" >&2; return 1; }
 	echo "nvme${BASH_REMATCH[1]}"
+}
+
+# rig_path_facts A|B: what each end knows of one path, as TAP comments, for a
+# failure that may be the wire's or Soft-RoCE's and not the host driver's:
+# the host's NIC and rxe port, its neighbour entry and one ping of the
+# target, and the target's NIC and rxe port (its agent answers or not).
+rig_path_facts() {
+	local mac=$RIG_MAC_A rxe=rxea tgt=$TGT_IP4 dev
+	[ "$1" = B ] && mac=$RIG_MAC_B rxe=rxeb tgt=$TGT_IP4_B
+	dev=$(rig_ifname "$mac") || { echo "# path $1: no host NIC with MAC $mac:*"; return 0; }
+	echo "# path $1 host: $(ip -br link show "$dev" 2>&1 | tr -s ' ') | $(rdma link show "$rxe/1" 2>&1 | tr '\n' ' ')"
+	echo "# path $1 host: neighbour $(ip neigh show "$tgt" dev "$dev" 2>&1 | tr '\n' ' '); ping $tgt: $(ping -c 1 -W 2 -I "$dev" "$tgt" 2>&1 | grep -E 'received|unreachable' | tr '\n' ' ')"
+	echo "# path $1 host: $(grep -E "^ *$dev:" /proc/net/dev | tr -s ' ')"
+	# the target's transmit side: a virtio-net TX ring that stopped (its
+	# skbs then pin rxe QPs: the 50 s __rxe_cleanup wait) shows here
+	echo "# path $1 target: $(RIG_T_TIMEOUT=20 rig_t "d=\$(rig_ifname $mac); ip -br link show \$d; rdma link show $rxe/1; echo tx_timeout \$(cat /sys/class/net/\$d/queues/tx-0/tx_timeout); grep -E \"^ *\$d:\" /proc/net/dev; tc -s qdisc show dev \$d | grep -E 'backlog|dropped'; ethtool -S \$d 2>&1 | grep -E 'tx_queue_0|kicks|timeout'" 2>&1 | tr -s ' ' | tr '\n' ' ')"
+}
+
+# rig_path_answers A|B: the target answers a ping over the path within 10 s
+# (IP, below every RDMA layer); prints the path's facts when it does not.
+rig_path_answers() {
+	local mac=$RIG_MAC_A tgt=$TGT_IP4 dev
+	[ "$1" = B ] && mac=$RIG_MAC_B tgt=$TGT_IP4_B
+	dev=$(rig_ifname "$mac") || { rig_path_facts "$1"; return 1; }
+	wait_for 10 ping -c 1 -W 1 -I "$dev" "$tgt" >/dev/null 2>&1 && return 0
+	rig_path_facts "$1"
+	return 1
 }
 
 ctrl_state() { cat "/sys/class/nvme/$1/state" 2>/dev/null; }

@@ -80,11 +80,15 @@ if [ -e "/sys/class/nvme/$ca/rnvme/sends" ]; then
 	sends=$((s1 - s0)) sig=$((g1 - g0))
 	echo "# 4k QD32 write+verify: $sends SENDs, $sig signaled, $((p1 - p0)) requests parked, $((q1 - q0)) probes"
 	# 1024 writes in the capsule, then 1024 verify reads by MR, both at
-	# QD32.  Those posted with fewer than 8 commands in flight are signaled:
-	# about a third in this 2-vCPU guest (the one-vCPU bench: 7-9 %); every
-	# one with the data path before issue 18.
-	tap_result "QD32: at most half of the writes' and verify reads' SENDs signaled ($sig of $sends)" \
-		"$([ "$sends" -ge 2048 ] && [ $((sig * 2)) -le "$sends" ] && echo 0 || echo 1)"
+	# QD32.  Those posted with fewer than 8 commands in flight are signaled
+	# (rnvme_send_signaled(), its KUnit cases).  How many that is depends on
+	# how the host schedules the guest's two vCPUs against fio's submitter:
+	# a third on an idle host, 1030 of 2049 in a CI run with the tool's
+	# compile beside the VM (the one-vCPU bench: 7-9 %).  Every one was
+	# signaled with the data path before issue 18: the check is for that,
+	# with the scheduler's share as margin.
+	tap_result "QD32: at most three quarters of the writes' and verify reads' SENDs signaled ($sig of $sends)" \
+		"$([ "$sends" -ge 2048 ] && [ $((sig * 4)) -le $((sends * 3)) ] && echo 0 || echo 1)"
 	read -r s0 g0 p0 q0 <<< "$(sig_counters)"
 	fio_job 4k-read-qd32 --filename="$A" --ioengine=libaio --iodepth=32 --rw=randread \
 		--bs=4k --size=4m --do_verify=0

@@ -4,7 +4,8 @@
 # the association): the host recovers, queued writes complete and read back,
 # a controller reset under fio loses nothing,
 # fast_io_fail_tmo fails I/O at its deadline, ctrl_loss_tmo deletes the
-# controller, rnvme's sysfs counters tell the story, optional backoff grows.
+# controller, rnvme's sysfs counters tell the story, optional backoff grows,
+# a controller back on a port brings its waiting siblings back with it.
 set -uo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
@@ -93,14 +94,25 @@ timeout 60 nvme disconnect -d "$ctrl" >/dev/null 2>&1
 
 # ---------------------------------------------------------- controller reset
 # nvme reset under fio with verify: a reset re-creates the queues and must
-# not fail any I/O.
+# not fail any I/O.  16 MiB, divided like every fio volume on the debug
+# kernel (TEST_IO_DIV) down to 4 MiB: there fio wrote 241 KiB/s on a slow
+# day and 16 MiB outlasted the 120 s bound; 4 MiB still takes several
+# seconds on a fast day, and the reset comes 2 s after fio starts (checked).
+reset_mib=$((16 / ${TEST_IO_DIV:-1}))
+[ "$reset_mib" -ge 4 ] || reset_mib=4
 ctrl=$(connect "reconnect_delay=1,ctrl_loss_tmo=60")
 if [ -n "$ctrl" ] && dev=$(wait_ns_dev "$ctrl" 30); then
-	timeout 120 fio --name=reset --filename="$dev" --rw=randwrite --bs=4k --size=16m \
+	timeout 120 fio --name=reset --filename="$dev" --rw=randwrite --bs=4k --size="${reset_mib}m" \
 		--ioengine=libaio --iodepth=16 --direct=1 --verify=crc32c --do_verify=1 \
 		--time_based=0 --output=/tmp/reset-fio.txt > /dev/null 2>&1 &
 	fiopid=$!
 	sleep 2
+	# the reset must land under I/O: fio still running when it is issued
+	if kill -0 "$fiopid" 2>/dev/null; then
+		ok "fio ($reset_mib MiB) still running when the reset is issued"
+	else
+		not_ok "fio ($reset_mib MiB) still running when the reset is issued" "it ended within 2 s"
+	fi
 	t=$(now_ns)
 	if timeout 60 nvme reset "/dev/$ctrl" >/dev/null 2>&1 && wait_for 60 state_is "$ctrl" live; then
 		ok "nvme reset /dev/$ctrl under I/O: live again after $(secs_since "$t") s"
@@ -197,6 +209,34 @@ if is_rnvme; then
 		for (i = 1; i <= n; i++) { if (a[i] < 0.8 || a[i] > 1.2) exit 1; if (a[i] != a[1]) same = 0 }
 		exit same }' "jitter 20%: delays within 0.8-1.2 s and not all equal"
 	echo 0 > "$p/reconnect_jitter"
+
+	# siblings: a controller that is back tells the others waiting for the
+	# same target port (same traddr, trsvcid, host address) to try now,
+	# not at the end of their own delay (rnvme_kick_siblings)
+	a=$(connect "reconnect_delay=1,ctrl_loss_tmo=60")
+	b=$(connect "reconnect_delay=30,ctrl_loss_tmo=120,duplicate_connect")
+	if [ -z "$a" ] || [ -z "$b" ] || ! wait_ns_dev "$b" 30 >/dev/null; then
+		not_ok "two controllers to one port for the sibling test" "got '$a' '$b'"
+	else
+		from=$(($(dmesg | wc -l) + 1))
+		port_down
+		wait_for 30 bash -c "! grep -qx live /sys/class/nvme/$a/state && ! grep -qx live /sys/class/nvme/$b/state" ||
+			echo "# still live 30 s after the port went: $(cat "/sys/class/nvme/$a/state" "/sys/class/nvme/$b/state" | tr '\n' ' ')"
+		sleep 3
+		t=$(now_ns)
+		port_up
+		check "$a (reconnect_delay=1) is back after the port" wait_for 15 state_is "$a" live
+		ta=$(secs_since "$t")
+		wait_for 40 state_is "$b" live
+		tb=$(secs_since "$t")
+		# its own attempt would come about 26 s after the port (30 s after
+		# the loss): 10 s leaves TCG its margin and still tells them apart
+		tap_result "$b (reconnect_delay=30) is back with $a: ${tb} s after the port (${ta} s for $a; its own delay would take about 26 s)" \
+			"$(state_is "$b" live && awk -v t="$tb" 'BEGIN { exit !(t <= 10) }' && echo 0 || echo 1)"
+		check "$a's return is logged as a kick of one other controller" \
+			bash -c "dmesg | tail -n +$from | grep '$a: .* answers again: 1 other controller' >/dev/null"
+	fi
+	for c in $a $b; do timeout 60 nvme disconnect -d "$c" >/dev/null 2>&1; done
 fi
 
 suite_end

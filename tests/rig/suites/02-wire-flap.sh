@@ -34,7 +34,8 @@ fault() {
 	if wait_for 45 ctrl_is "$ctrl" live; then
 		ok "$name: controller live $WAIT_ELAPSED s after the link came back (outage $(secs_since "$t_off") s)"
 	else
-		not_ok "$name: controller live within 45 s of the link coming back" "state $(ctrl_state "$ctrl")"
+		not_ok "$name: controller live within 45 s of the link coming back" "state $(ctrl_state "$ctrl"); last error: $(rnvme_stat "$ctrl" last_error)"
+		rig_path_facts A
 	fi
 	fio_verify_finish "/tmp/fio-$name.json" "$name: fio write+verify through the fault: no error, every block verified"
 }
