@@ -368,6 +368,133 @@ static __always_inline void __rnvme_end_request(struct rnvme_request *req)
 }
 
 /*
+ * Completion batching.  An interrupt-driven I/O queue's CQ is reaped in
+ * softirq context (IB_POLL_SOFTIRQ), and ib_core calls nothing at the end
+ * of a pass.  So each CPU gathers the requests its passes end successfully
+ * in an io_comp_batch, which a tasklet, scheduled by the first of them,
+ * ends with blk_mq_end_request_batch() once the pass is over (or the batch
+ * itself when it holds RNVME_BATCH_MAX).  A gathered request is
+ * MQ_RQ_COMPLETE until then: timeouts, cancels and aborts pass it by, a
+ * second response for it is refused as a duplicate, and
+ * nvme_cancel_tagset() waits for it before the queue's resources go.
+ */
+#define RNVME_BATCH_MAX	32
+
+struct rnvme_comp_batch {
+	struct io_comp_batch	iob;
+	struct tasklet_struct	flush;
+	unsigned int		nr;
+};
+
+static DEFINE_PER_CPU(struct rnvme_comp_batch, rnvme_comp_batch);
+
+/* what __rnvme_complete_rq() does beside nvme_complete_rq() */
+static void rnvme_batch_unmap(struct request *rq)
+{
+	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+	struct nvme_ctrl *nctrl = nvme_req(rq)->ctrl;
+
+	rnvme_tele_complete(req, rq);
+	rnvme_unmap_data(req->queue, rq);
+	/* nvme_complete_rq()'s keep-alive mark, which the batch path lacks */
+	if (nctrl->kas &&
+	    rq->deadline - rq->timeout >= nctrl->ka_last_check_time)
+		nctrl->comp_seen = true;
+}
+
+static void rnvme_complete_batch(struct io_comp_batch *iob)
+{
+	nvme_complete_batch(iob, rnvme_batch_unmap);
+}
+
+/* end what a CPU's batch holds; softirq context of that CPU */
+static void rnvme_batch_end(struct rnvme_comp_batch *b)
+{
+	if (!b->nr)
+		return;
+	b->nr = 0;
+	rnvme_complete_batch(&b->iob);
+	b->iob.complete = NULL;
+	b->iob.need_ts = false;
+}
+
+static void rnvme_batch_flush(struct tasklet_struct *t)
+{
+	struct rnvme_comp_batch *b = from_tasklet(b, t, flush);
+
+	rnvme_batch_end(b);
+}
+
+/*
+ * Add a request that nvme_try_complete_req() left to its caller to this
+ * CPU's batch: only a successful one that no end_io, I/O scheduler or
+ * passthrough caller waits for (those end at once, as before), and only
+ * when @more ends may follow in this pass (a batch of one costs a tasklet).
+ */
+static __always_inline bool rnvme_batch_add(struct request *rq, bool more)
+{
+	struct rnvme_comp_batch *b;
+
+	if (!more || unlikely(nvme_req(rq)->status) ||
+	    blk_rq_is_passthrough(rq))
+		return false;
+	lockdep_assert_in_softirq();
+	b = this_cpu_ptr(&rnvme_comp_batch);
+	if (!blk_mq_add_to_batch(rq, &b->iob, 0, rnvme_complete_batch))
+		return false;
+	if (!b->nr++)
+		tasklet_schedule(&b->flush);
+	else if (b->nr == RNVME_BATCH_MAX)
+		rnvme_batch_end(b);
+	return true;
+}
+
+/*
+ * End an interrupt-driven I/O queue's request in its CQ context: through
+ * this CPU's batch, unless blk-mq moved it to the submitting CPU or it
+ * cannot be batched (see rnvme_batch_add() for @more).
+ */
+static __always_inline void rnvme_end_batched_with(struct rnvme_request *req,
+						   __le16 status,
+						   union nvme_result result,
+						   bool more)
+{
+	struct request *rq = blk_mq_rq_from_pdu(req);
+
+	rnvme_tele_answered(req, status);
+	if (nvme_try_complete_req(rq, status, result) ||
+	    rnvme_batch_add(rq, more))
+		return;
+	__rnvme_complete_rq(rq);
+}
+
+/**
+ * rnvme_io_init - set up the per-CPU completion batches
+ */
+void rnvme_io_init(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		tasklet_setup(&per_cpu_ptr(&rnvme_comp_batch, cpu)->flush,
+			      rnvme_batch_flush);
+}
+
+/**
+ * rnvme_io_exit - stop the per-CPU completion batches
+ *
+ * After every controller is gone: their teardown waited for what the
+ * batches held (nvme_cancel_tagset()).
+ */
+void rnvme_io_exit(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		tasklet_kill(&per_cpu_ptr(&rnvme_comp_batch, cpu)->flush);
+}
+
+/*
  * The same, for the LOCAL_INV completion.  Out of line: a LOCAL_INV
  * completion that does not end its request then needs no stack frame.
  */
@@ -758,7 +885,8 @@ void rnvme_unpark(struct rnvme_queue *queue)
 		/* unlinked before it ends: the tag may be reused at once */
 		*link = req->park_next;
 		if (atomic_dec_and_test(&req->ref))
-			__rnvme_end_request(req);
+			rnvme_end_batched_with(req, req->status, req->result,
+					       true);
 	}
 	queue->parked_tail = link;
 	if (probe)
@@ -773,6 +901,16 @@ void rnvme_drop_parked(struct rnvme_queue *queue)
 {
 	queue->parked = NULL;
 	queue->parked_tail = &queue->parked;
+}
+
+/*
+ * Commands of an interrupt-driven I/O queue that the target has yet to
+ * answer (a statistic: a failed post is counted until the reconnect), in
+ * its CQ context
+ */
+static __always_inline bool rnvme_answers_due(struct rnvme_queue *queue)
+{
+	return atomic_read(&queue->send_seq) != queue->rsp_count;
 }
 
 /* a response that does not end its request at once is kept in it */
@@ -888,7 +1026,8 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 	 * needs keeping only if the SEND's completion ends the request later.
 	 */
 	if (atomic_dec_and_test(&req->ref))
-		rnvme_end_request_with(req, cqe->status, cqe->result);
+		rnvme_end_batched_with(req, cqe->status, cqe->result,
+				       rnvme_answers_due(queue));
 	else
 		rnvme_keep_response(req, cqe);
 }

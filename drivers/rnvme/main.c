@@ -268,9 +268,10 @@ static int __init rnvme_init(void)
 		return -EBUSY;
 	}
 
+	rnvme_io_init();
 	ret = rnvme_ib_client_init();
 	if (ret)
-		return ret;
+		goto out_io_exit;
 
 	ret = nvmf_register_transport(&rnvme_transport);
 	if (ret)
@@ -283,6 +284,8 @@ static int __init rnvme_init(void)
 
 out_client_exit:
 	rnvme_ib_client_exit();
+out_io_exit:
+	rnvme_io_exit();
 	return ret;
 }
 
@@ -292,6 +295,7 @@ static void __exit rnvme_exit(void)
 	nvmf_unregister_transport(&rnvme_transport);
 	rnvme_delete_ctrls(NULL);
 	rnvme_ib_client_exit();
+	rnvme_io_exit();
 	rnvme_fi_exit();
 	pr_info("unregistered NVMe-oF transport \"%s\"\n", rnvme_transport_name);
 }

@@ -660,6 +660,8 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op);
 void rnvme_abort_queue_requests(struct rnvme_queue *queue);
 void rnvme_unpark(struct rnvme_queue *queue);
 void rnvme_drop_parked(struct rnvme_queue *queue);
+void rnvme_io_init(void);
+void rnvme_io_exit(void);
 
 /*
  * Race windows a debug kernel's scenario holds open (fault.c): compiled only
