@@ -173,6 +173,8 @@ for drv in $DRIVERS; do
 		t_req=$(now_ns)
 		rig_t rt_port_on 1 >/dev/null || not_ok "$name: target port 1 re-enabled"
 		t_on=$(now_ns)
+		# in the host's log too: each controller's attempts are timed from it
+		echo "rnvme-test: $name storm $r: the target's port is back" > /dev/kmsg
 		echo "# $name: storm $r: the target's port was back $(secs_since "$t_req") s after the request"
 		kind="storm $r (no I/O)"
 		[ "$fio_on" = 1 ] && kind="storm under write+verify on $sample"
