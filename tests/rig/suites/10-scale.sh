@@ -80,7 +80,25 @@ mem_report() { # BEFORE AFTER N DRIVER: per-controller figures
 	echo "# scale: $drv N=$n per controller: SUnreclaim + VmallocUsed $MEM_PER_CTRL KiB"
 }
 
-all_live() { local c; for c in "${CTRLS[@]}"; do ctrl_is "$c" live || return 1; done; }
+# one process per poll: 16 cat forks took about 2 s a poll under TCG, which
+# the storm times below then carried
+all_live() {
+	local c f=()
+	for c in "${CTRLS[@]}"; do f+=("/sys/class/nvme/$c/state"); done
+	awk '$0 == "live" { n++ } END { exit n != ARGC - 1 }' "${f[@]}" 2>/dev/null
+}
+# storm_back MARK_TEXT: "FIRST LAST N" from the kernel log since the storm's
+# mark: the seconds from the line MARK_TEXT (the host learned the target's
+# port is back) to the first and to the last controller's reconnect, and how
+# many reconnected (both drivers log each one)
+storm_back() {
+	fx_dmesg_since_mark | awk -v m="$1" '
+		{ t = $0; sub(/^\[ */, "", t); sub(/\].*/, "", t) }
+		index($0, m) { t0 = t }
+		/reconnected after [0-9]+ attempts|Successfully reconnected/ {
+			if (n == 0) f = t; l = t; n++ }
+		END { if (n) printf "%.2f %.2f %d\n", f - t0, l - t0, n; else print "- - 0" }'
+}
 live_count() { local c k=0; for c in "${CTRLS[@]}"; do ctrl_is "$c" live && k=$((k + 1)); done; echo "$k"; }
 
 declare -A MEM CONN TEAR STORM LONG
@@ -180,8 +198,22 @@ for drv in $DRIVERS; do
 		[ "$fio_on" = 1 ] && kind="storm under write+verify on $sample"
 		if wait_for 120 all_live; then
 			t=$(secs_since "$t_on")
-			[ "$fio_on" = 0 ] && bare+=("$t")
-			ok "$name: $kind: all $N live again $t s after the port came back (outage $(secs_since "$t_off" | cut -d. -f1) s)"
+			# From the kernel log, exact: the first and the last reconnect,
+			# from the moment the host learned the port is back (which the
+			# target's reply lags by up to the round trip printed above, so
+			# a controller may be back "before" it).  Only the spread from
+			# first to last is the driver's own: both drivers retry every
+			# reconnect_delay (1 s), so when the first gets in after the
+			# port returns is chance, the same for both.
+			read -r b_first b_last b_n <<< "$(storm_back "$name storm $r: the target's port is back")"
+			spread=$(awk -v f="$b_first" -v l="$b_last" 'BEGIN { if (f == "-") print "-"; else printf "%.2f", l - f }')
+			[ "$fio_on" = 0 ] && bare+=("$spread")
+			echo "# $name: $kind: kernel log: $b_n reconnects, the first $b_first s and the last $b_last s after the host learned the port is back (spread $spread s); polled: all live $t s after"
+			# reconnect_delay + 5 s: one retry interval, and the
+			# connects of 16 controllers at once under TCG (0.2-2.2 s
+			# measured, under I/O the longest) twice over
+			tap_result "$name: $kind: all $N live again, the last $b_last s after the host learned the port is back (at most reconnect_delay + 5 s; outage $(secs_since "$t_off" | cut -d. -f1) s)" \
+				"$(awk -v l="$b_last" -v n="$b_n" -v want="$N" 'BEGIN { print (l != "-" && n >= want && l <= 6) ? 0 : 1 }')"
 		else
 			not_ok "$name: $kind: all $N live within 120 s of the port coming back" "$(live_count) live"
 		fi
@@ -202,7 +234,7 @@ for drv in $DRIVERS; do
 	STORM[$drv]=-
 	if [ "${#bare[@]}" -eq "$STORMS" ] && [ "$STORMS" -gt 0 ]; then
 		STORM[$drv]=$(printf '%s\n' "${bare[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-		echo "# scale: $name storms without I/O: ${bare[*]} s (median ${STORM[$drv]} s)"
+		echo "# scale: $name storms without I/O, first to last reconnect: ${bare[*]} s (median ${STORM[$drv]} s)"
 	fi
 
 	# 3. long outage: the wire, not the port, for longer than the target's
@@ -257,7 +289,7 @@ for drv in $DRIVERS; do
 	mem_snap "$drv.2"
 	fx_mem_delta "$work/$drv.0.mem" "$work/$drv.2.mem" >/dev/null
 	echo "# $name: after teardown and unload, MemAvailable $MEM_D_AVAIL KiB, kmalloc-N $MEM_D_KMALLOC KiB against before"
-	echo "# scale: $name N=$N connect ${CONN[$drv]} s, teardown ${TEAR[$drv]} s, memory ${MEM[$drv]} KiB per controller, storm $STORM_S s -> all live in ${STORM[$drv]} s (median of $STORMS without I/O), wire outage $LONG_S s -> all live in ${LONG[$drv]:--} s"
+	echo "# scale: $name N=$N connect ${CONN[$drv]} s, teardown ${TEAR[$drv]} s, memory ${MEM[$drv]} KiB per controller, storm $STORM_S s -> first to last controller back in ${STORM[$drv]} s (median of $STORMS without I/O), wire outage $LONG_S s -> all live in ${LONG[$drv]:--} s"
 done
 
 # Issue 34's goal: at default options a controller costs the host at most half of
@@ -268,12 +300,15 @@ if [ -n "${MEM[rnvme]:-}" ] && [ -n "${MEM[inbox]:-}" ] && [ "${MEM[inbox]}" -gt
 	tap_result "an rnvme controller costs at most 0.5x an nvme_rdma one (${MEM[rnvme]} KiB against ${MEM[inbox]} KiB: ${ratio}x)" \
 		"$(awk -v r="$ratio" 'BEGIN { print (r <= 0.5) ? 0 : 1 }')"
 fi
-# and its storms come back no slower: both medians from this boot, the same
-# N, target and reconnect_delay (1 s); the margin is one reconnect_delay,
-# the granularity at which a controller retries
+# and its storms come back no slower: the medians of the spread from the
+# first controller back to the last (the part of a storm's recovery a driver
+# decides; see above), both from this boot, the same N, target and
+# reconnect_delay (1 s).  rnvme tells the controllers waiting for a port
+# that answers again to try at once (rnvme_kick_siblings); nvme_rdma's wait
+# out their delay.
 if [[ ${STORM[rnvme]:--} != - ]] && [[ ${STORM[inbox]:--} != - ]]; then
-	tap_result "rnvme's storm recovery is at most nvme_rdma's + 1 s (medians ${STORM[rnvme]} s against ${STORM[inbox]} s)" \
-		"$(awk -v a="${STORM[rnvme]}" -v b="${STORM[inbox]}" 'BEGIN { print (a <= b + 1) ? 0 : 1 }')"
+	tap_result "rnvme's storm recovery, first to last controller back, is at most nvme_rdma's (medians ${STORM[rnvme]} s against ${STORM[inbox]} s)" \
+		"$(awk -v a="${STORM[rnvme]}" -v b="${STORM[inbox]}" 'BEGIN { print (a <= b) ? 0 : 1 }')"
 fi
 HOST_DRIVER=rnvme
 rig_end
