@@ -120,7 +120,7 @@ constexpr FaultSpec kFaults[] = {
 	{"disc-numrec-huge", "discovery log: numrec 2^40 with one entry"},
 	{"disc-unterminated", "discovery log: entry strings with no NUL and no padding spaces"},
 	{"disc-changes", "discovery log of 5 entries (6 KiB) that changes (genctr 7 -> 8, new NQNs) between the host's 4 KiB chunks"},
-	{"rsp-before-connect", "send a completion (cid 0xfffe) on the admin queue and on I/O queue 1 as soon as each is established, before the host's Fabrics Connect"},
+	{"rsp-before-connect", "send a completion (cid 0xfffe) on the admin queue and on I/O queue 1 before any answer (at ESTABLISHED or the first command)"},
 	{"read-peek", "RDMA READ the host's buffer of a read command before writing the data"},
 	{"write-poke", "RDMA WRITE a pattern into the host's buffer of a write command (keyed SGL)"},
 	{"junk-stream", "after a read's completion, 150 completions for a command id no command has, back to back"},
@@ -217,6 +217,7 @@ struct Conn {
 	unsigned cq_events = 0;
 	bool disconnect_when_established = false;
 	bool gone = false;
+	bool early_rsp_done = false;	// rsp-before-connect: looked at for this queue
 	// per slot: the command being executed
 	std::vector<std::array<uint8_t, kSqeSize>> sqe;
 	// completions to send again later (cqe-stale): when the host is idle
@@ -903,8 +904,32 @@ bool host_to_target(const uint8_t *sqe)
 	return sqe[0] & 1;	// NVMe: bit 0 of the opcode = data to the controller
 }
 
+// rsp-before-connect: on the admin queue and I/O queue 1, a completion the
+// host asked for nothing for, sent before any answer: at the queue's
+// ESTABLISHED or at its first command, whichever this loop sees first (the
+// CM event and the Connect's receive completion come on separate channels,
+// in either order; sent after the Connect's answer it would meet a live
+// queue, another scenario).
+void early_rsp(Conn *c)
+{
+	if (c->early_rsp_done || c->qid > 1)
+		return;
+	c->early_rsp_done = true;
+	if (!fault_fire("rsp-before-connect", "qid " + std::to_string(c->qid) +
+						": a completion (cid 0xfffe) sent before any answer"))
+		return;
+	// an id no command has: cid 0 would be taken as the answer to the admin
+	// queue's Connect (its first command, tag 0, generation 0), which the
+	// host cannot tell from a real one
+	uint8_t cqe[kCqeSize] = {};
+	put<uint16_t>(cqe, 10, c->qid);
+	put<uint16_t>(cqe, 12, uint16_t(0xfffe));
+	send_msg(c, c->spare(), cqe, kCqeSize);
+}
+
 void on_recv(Conn *c, unsigned slot, uint32_t byte_len)
 {
+	early_rsp(c);
 	if (byte_len < kSqeSize) {
 		logf("qid %u: short command capsule (%u bytes)", c->qid, byte_len);
 		post_recv(c, slot);
@@ -1110,17 +1135,8 @@ void on_cm_event(rdma_cm_event *ev)
 			c->gone = true;
 			rdma_disconnect(id);
 		}
-		if (c && !c->gone && c->qid <= 1 &&
-		    fault_fire("rsp-before-connect", "qid " + std::to_string(c->qid) +
-						     ": a completion (cid 0xfffe) sent before any command")) {
-			// an id no command has: cid 0 would be taken as the answer
-			// to the admin queue's Connect (its first command, tag 0,
-			// generation 0), which the host cannot tell from a real one
-			uint8_t cqe[kCqeSize] = {};
-			put<uint16_t>(cqe, 10, c->qid);
-			put<uint16_t>(cqe, 12, uint16_t(0xfffe));
-			send_msg(c, c->spare(), cqe, kCqeSize);
-		}
+		if (c && !c->gone)
+			early_rsp(c);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_REJECTED:
