@@ -429,10 +429,7 @@ struct rnvme_request {
 	int			nents;
 	struct scatterlist	*last_sg;
 	struct scatterlist	first_sgl[RNVME_INLINE_SG_CNT];
-	/*
-	 * telemetry (telemetry.h): posted at tele_start (local_clock()), not yet
-	 * counted ended
-	 */
+	/* telemetry (telemetry.h): posted at tele_start, not yet counted ended */
 	u64			tele_start;
 	u32			tele_bytes;
 	u8			tele_class;

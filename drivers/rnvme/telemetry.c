@@ -19,7 +19,6 @@
 
 #include <linux/module.h>
 #include <linux/mutex.h>
-#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
@@ -294,12 +293,7 @@ void rnvme_tele_armed(struct request *rq, struct rnvme_request *req)
 		req->tele_data = RNVME_TD_NONE;
 	req->tele_bytes = blk_rq_payload_bytes(rq);
 	req->tele_armed = true;
-	/*
-	 * The scheduler's clock: nanoseconds like ktime_get_ns() at a fraction
-	 * of its cost (no seqcount), and synchronized across CPUs where the TSC
-	 * is stable (a command may end on another CPU than it was posted on).
-	 */
-	req->tele_start = local_clock();
+	req->tele_start = ktime_get_ns();
 }
 
 /**
@@ -368,8 +362,7 @@ static void rnvme_tele_rare(struct rnvme_qtele *t, struct rnvme_request *req,
 void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req)
 {
 	struct rnvme_qtele *t = queue->tele;
-	/* another CPU's clock may lag the posting one's by a little */
-	u64 ns = max_t(s64, local_clock() - req->tele_start, 0);
+	u64 ns = ktime_get_ns() - req->tele_start;
 	/* the status field without the phase tag; any value is counted */
 	u16 status = le16_to_cpu(req->status) >> 1;
 	u32 c = req->tele_class;
