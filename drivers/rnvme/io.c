@@ -380,21 +380,29 @@ static __always_inline void __rnvme_end_request(struct rnvme_request *req)
  */
 #define RNVME_BATCH_MAX	32
 
+/*
+ * @now: telemetry's clock for the batch's answers, ktime_get_ns() at the
+ * first counted one (0: none yet); valid only while @nr is not 0, so a batch
+ * that ends needs no store to forget it
+ */
 struct rnvme_comp_batch {
 	struct io_comp_batch	iob;
 	struct tasklet_struct	flush;
 	unsigned int		nr;
+	u64			now;
 };
 
 static DEFINE_PER_CPU(struct rnvme_comp_batch, rnvme_comp_batch);
 
-/* what __rnvme_complete_rq() does beside nvme_complete_rq() */
+/*
+ * what __rnvme_complete_rq() does beside nvme_complete_rq(), for a request
+ * that was answered with success (so telemetry has nothing more to count)
+ */
 static void rnvme_batch_unmap(struct request *rq)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 	struct nvme_ctrl *nctrl = nvme_req(rq)->ctrl;
 
-	rnvme_tele_complete(req, rq);
 	rnvme_unmap_data(req->queue, rq);
 	/* nvme_complete_rq()'s keep-alive mark, which the batch path lacks */
 	if (nctrl->kas &&
@@ -431,22 +439,47 @@ static void rnvme_batch_flush(struct tasklet_struct *t)
  * passthrough caller waits for (those end at once, as before), and only
  * when @more ends may follow in this pass (a batch of one costs a tasklet).
  */
-static __always_inline bool rnvme_batch_add(struct request *rq, bool more)
+static __always_inline bool rnvme_batch_add(struct rnvme_comp_batch *b,
+					    struct request *rq, bool more,
+					    u64 now)
 {
-	struct rnvme_comp_batch *b;
-
 	if (!more || unlikely(nvme_req(rq)->status) ||
 	    blk_rq_is_passthrough(rq))
 		return false;
 	lockdep_assert_in_softirq();
-	b = this_cpu_ptr(&rnvme_comp_batch);
 	if (!blk_mq_add_to_batch(rq, &b->iob, 0, rnvme_complete_batch))
 		return false;
-	if (!b->nr++)
+	if (!b->nr++) {
+		b->now = now;
 		tasklet_schedule(&b->flush);
-	else if (b->nr == RNVME_BATCH_MAX)
+	} else if (b->nr == RNVME_BATCH_MAX) {
 		rnvme_batch_end(b);
+	}
 	return true;
+}
+
+/*
+ * Telemetry's clock for an answer in CQ context: one read per batch.  The
+ * batch's answers share the clock of its first counted one; they come in
+ * one softirq pass (the flush runs at its end), so they are the same
+ * microseconds apart their handling is.
+ */
+static __always_inline u64 rnvme_batch_clock(struct rnvme_comp_batch *b,
+					     struct rnvme_request *req)
+{
+	u64 now;
+
+	/*
+	 * b->now is 0 while the batch has no clock (its first member was not
+	 * counted); a request stamped after the batch's clock was read takes
+	 * a new one, which the batch keeps
+	 */
+	if (b->nr && b->now >= req->tele_start)
+		return b->now;
+	now = ktime_get_ns();
+	if (b->nr)
+		b->now = now;
+	return now;
 }
 
 /*
@@ -460,10 +493,15 @@ static __always_inline void rnvme_end_batched_with(struct rnvme_request *req,
 						   bool more)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
+	struct rnvme_comp_batch *b = this_cpu_ptr(&rnvme_comp_batch);
+	u64 now = 0;
 
-	rnvme_tele_answered(req, status);
+	if (rnvme_tele_counting(req)) {
+		now = more ? rnvme_batch_clock(b, req) : ktime_get_ns();
+		rnvme_tele_answer(req->queue, req, status, now);
+	}
 	if (nvme_try_complete_req(rq, status, result) ||
-	    rnvme_batch_add(rq, more))
+	    rnvme_batch_add(b, rq, more, now))
 		return;
 	__rnvme_complete_rq(rq);
 }
@@ -1214,13 +1252,9 @@ static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 	u32 seq, last;
 	int err;
 
-	/* counted before the post: the completion may come at once */
-	if (rnvme_tele_counting(req)) {
-		if (ordered)
-			rnvme_tele_submitted_locked(queue, req);
-		else
-			rnvme_tele_submitted(queue, req, false, 1);
-	}
+	/* counted before the post (on an ordered queue by rnvme_tele_arm()) */
+	if (!ordered && rnvme_tele_counting(req))
+		rnvme_tele_submitted(queue, req, false, 1);
 	seq = atomic_inc_return(&queue->send_seq);
 	signaled = rnvme_send_signaled(qid, poll, req->mr, inline_data,
 				       seq, seq - READ_ONCE(queue->rsp_count));
@@ -1264,7 +1298,7 @@ static __always_inline int rnvme_map_submit(struct rnvme_queue *queue,
 	err = rnvme_map_data(queue, rq, c, ordered);
 	*posting = !err;
 	if (likely(!err)) {
-		rnvme_tele_arm(rq, req);
+		rnvme_tele_arm(queue, rq, req, ordered);
 		if (unlikely(req->sqe_sync))
 			ib_dma_sync_single_for_device(queue->ibdev,
 						      req->sqe.dma,
@@ -1293,8 +1327,6 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	blk_status_t ret;
 	bool posting;
 	int err;
-
-	rnvme_tele_dispatched(rq, req);
 
 	rnvme_bench_hook();
 

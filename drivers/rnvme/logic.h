@@ -279,7 +279,8 @@ static inline u32 rnvme_hist_bucket(u64 ns)
 
 	if (ns < (1ULL << RNVME_HIST_MIN_SHIFT))
 		return 0;
-	e = fls64(ns) - 1;
+	/* ns is not 0 here: __fls() spares fls64()'s case for 0 */
+	e = BITS_PER_LONG == 64 ? __fls(ns) : fls64(ns) - 1;
 	if (e >= RNVME_HIST_MIN_SHIFT + RNVME_HIST_OCTAVES)
 		return RNVME_HIST_BUCKETS - 1;
 	return 1 + ((e - RNVME_HIST_MIN_SHIFT) << RNVME_HIST_SUB_BITS) +

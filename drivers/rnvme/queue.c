@@ -739,6 +739,7 @@ void rnvme_init_queue(struct rnvme_ctrl *ctrl, int idx, size_t queue_size)
 	init_completion(&queue->cm_done);
 	queue->queue_size = queue_size;
 	queue->poll = rnvme_is_poll_queue(ctrl->io_queues, idx);
+	queue->tele_plain = idx && !queue->poll;
 	/* I/O capsules may carry data; the admin queue's never do */
 	queue->capsule_len = rnvme_capsule_len(idx, ctrl->ctrl.ioccsz);
 	queue->inline_room = rnvme_inline_room(idx, ctrl->use_inline_data,

@@ -213,6 +213,11 @@ struct rnvme_queue {
 	int			cm_error;
 	struct completion	cm_done;
 	bool			poll;
+	/*
+	 * telemetry counts this queue's successful answers inline: an
+	 * interrupt-driven I/O queue (not polled, not the admin queue)
+	 */
+	bool			tele_plain;
 	/* authentication messages (AUTH_SEND) posted while setting up */
 	u8			auth_sends;
 	/* ACK watchdog: signaled SENDs not completed yet, their completions */
@@ -429,12 +434,9 @@ struct rnvme_request {
 	int			nents;
 	struct scatterlist	*last_sg;
 	struct scatterlist	first_sgl[RNVME_INLINE_SG_CNT];
-	/* telemetry (telemetry.h): posted at tele_start, not yet counted ended */
+	/* telemetry (rnvme_tele_arm()): started at tele_start, not yet counted ended */
 	u64			tele_start;
-	u32			tele_bytes;
 	u8			tele_class;
-	u8			tele_data;
-	bool			tele_requeued;
 	bool			tele_armed;
 };
 
@@ -722,23 +724,32 @@ void rnvme_qstats_sum(struct rnvme_queue *queue, struct rnvme_qstats *sum);
 
 /*
  * The I/O path's telemetry hooks.  Each tests the telemetry parameter's
- * jump label first, so with telemetry off the I/O path runs a NOP there
- * (and arming stores false); the counting itself is out of line, in the
- * functions below, which nothing calls but these hooks.  With the label on,
- * every queue has its queue->tele (telemetry.c): no hook tests it for NULL.
+ * jump label first (on by default), so with telemetry off the I/O path
+ * jumps over them (and arming stores false).  The common case is inline:
+ * a successful answer on an interrupt-driven I/O queue is two additions;
+ * errors, admin commands, poll queues and the host's own ends go out of
+ * line.  With the label on, every queue has its queue->tele (telemetry.c):
+ * no hook tests it for NULL.
+ *
+ * Latency runs from the block layer's start stamp of the request
+ * (rq->start_time_ns, which blk-mq takes anyway while the queue keeps I/O
+ * statistics, as nvme namespaces do by default: the same start iostat's
+ * await counts from) to the answer; a request without one (statistics
+ * off) is stamped when it is posted.  The answer's clock is read once per
+ * completion batch (io.c), or per answer when it ends alone.
  */
-DECLARE_STATIC_KEY_FALSE(rnvme_tele_key);
+DECLARE_STATIC_KEY_TRUE(rnvme_tele_key);
 void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status);
-void rnvme_tele_armed(struct request *rq, struct rnvme_request *req);
 void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
 			  bool locked, u64 d);
-void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req);
+void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req,
+			  u16 status, u64 ns);
 void rnvme_tele_complete_rq(struct rnvme_queue *queue, struct request *rq);
 
 /* a successful work completion of @queue, in its CQ context */
 static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
 {
-	if (!static_branch_unlikely(&rnvme_tele_key))
+	if (!static_branch_likely(&rnvme_tele_key))
 		return;
 	if (likely(!queue->poll))
 		queue->tele->cq.wc[IB_WC_SUCCESS]++;
@@ -750,26 +761,67 @@ static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
 static __always_inline void rnvme_tele_wc_failed(struct rnvme_queue *queue,
 						 enum ib_wc_status status)
 {
-	if (static_branch_unlikely(&rnvme_tele_key))
+	if (static_branch_likely(&rnvme_tele_key))
 		rnvme_tele_wc(queue, status);
 }
 
-/* queue_rq: was @rq prepared before (dispatched again: retry, resource busy)? */
-static inline void rnvme_tele_dispatched(struct request *rq,
-					 struct rnvme_request *req)
+/* a command's class: REQ_OP_READ is 0, REQ_OP_WRITE 1, the rest "other" */
+static __always_inline u32 rnvme_tele_class(struct request *rq)
 {
-	if (static_branch_unlikely(&rnvme_tele_key))
-		req->tele_requeued = !!(rq->rq_flags & RQF_DONTPREP);
+	return min_t(u32, req_op(rq), RNVME_TC_OTHER);
 }
 
-/* a command with its data mapped is about to be posted */
-static __always_inline void rnvme_tele_arm(struct request *rq,
+/* how a mapped command's data reaches the target */
+static __always_inline u32 rnvme_tele_data(struct request *rq,
 					   struct rnvme_request *req)
 {
-	if (static_branch_unlikely(&rnvme_tele_key))
-		rnvme_tele_armed(rq, req);
-	else
+	if (req->mr)
+		return RNVME_TD_REGISTERED;
+	if (req->num_sge > 1)
+		return RNVME_TD_INLINE;
+	if (blk_rq_nr_phys_segments(rq))
+		return RNVME_TD_GLOBAL_RKEY;
+	return RNVME_TD_NONE;
+}
+
+/*
+ * A command with its data mapped is about to be posted: note what it is.
+ * @locked: the caller holds @queue's post_lock (an interrupt-driven I/O
+ * queue), so the post is counted here, from the values at hand; otherwise
+ * __rnvme_submit() counts it (rnvme_tele_submitted()).
+ */
+static __always_inline void rnvme_tele_arm(struct rnvme_queue *queue,
+					   struct request *rq,
+					   struct rnvme_request *req,
+					   const bool locked)
+{
+	struct rnvme_tele_sub *s;
+	u32 class, kind, bytes;
+	u64 start;
+
+	if (!static_branch_likely(&rnvme_tele_key)) {
 		req->tele_armed = false;
+		return;
+	}
+	class = rnvme_tele_class(rq);
+	req->tele_class = class;
+	start = rq->start_time_ns;
+	if (unlikely(!start))
+		start = ktime_get_ns();
+	req->tele_start = start;
+	req->tele_armed = true;
+	if (!locked)
+		return;
+	/* counted before the post: the completion may come at once */
+	kind = rnvme_tele_data(rq, req);
+	bytes = blk_rq_payload_bytes(rq);
+	s = &queue->tele->sub;
+	s->submitted[class]++;
+	s->bytes[class] += bytes;
+	s->data[kind]++;
+	/* posted again: nvme-core retried it (retryable status, or cancelled) */
+	if (unlikely(nvme_req(rq)->retries))
+		s->requeued++;
 }
 
 /*
@@ -778,38 +830,56 @@ static __always_inline void rnvme_tele_arm(struct request *rq,
  */
 static __always_inline bool rnvme_tele_counting(struct rnvme_request *req)
 {
-	return static_branch_unlikely(&rnvme_tele_key) && req->tele_armed;
+	/*
+	 * Armed only while the label was on (rnvme_tele_arm()), and the
+	 * buffers outlive any switch: the flag alone decides.
+	 */
+	return req->tele_armed;
 }
 
-/* the target answered @req with @status, which ends it */
+/*
+ * The target answered a counted @req (rnvme_tele_counting()) with @status;
+ * @now: the clock at (or shortly before) the answer, ktime_get_ns(), and
+ * not before the request's start.  In @queue's CQ context.
+ */
+static __always_inline void rnvme_tele_answer(struct rnvme_queue *queue,
+					      struct rnvme_request *req,
+					      __le16 status, u64 now)
+{
+	struct rnvme_tele_cq *c = &queue->tele->cq;
+	u32 k = req->tele_class;
+	u64 ns;
+
+	ns = now - req->tele_start;
+	req->tele_armed = false;
+	/* the status field without the phase tag */
+	if (unlikely(!queue->tele_plain || (status & ~cpu_to_le16(1)))) {
+		rnvme_tele_completed(queue, req, le16_to_cpu(status) >> 1, ns);
+		return;
+	}
+	c->lat_sum_ns[k] += ns;
+	c->hist[k][rnvme_hist_bucket(ns)]++;
+}
+
+/* the target answered @req with @status, which ends it alone */
 static __always_inline void rnvme_tele_answered(struct rnvme_request *req,
 						__le16 status)
 {
-	if (static_branch_unlikely(&rnvme_tele_key) && req->tele_armed) {
-		req->status = status;
-		rnvme_tele_completed(req->queue, req);
-	}
+	if (rnvme_tele_counting(req))
+		rnvme_tele_answer(req->queue, req, status, ktime_get_ns());
 }
 
-/* blk-mq completes @rq (@req its PDU), answered or ended by the host */
+/*
+ * blk-mq completes @rq (@req its PDU), answered or ended by the host: only
+ * a command still armed (ended without an answer) or one ending with an
+ * error (a failover) is counted here.
+ */
 static __always_inline void rnvme_tele_complete(struct rnvme_request *req,
 						struct request *rq)
 {
-	if (static_branch_unlikely(&rnvme_tele_key))
+	if (unlikely(req->tele_armed || nvme_req(rq)->status) &&
+	    static_branch_likely(&rnvme_tele_key))
 		rnvme_tele_complete_rq(req->queue, rq);
-}
-
-/* an armed command's post, counted under @queue's post_lock, held */
-static inline void rnvme_tele_submitted_locked(struct rnvme_queue *queue,
-					       struct rnvme_request *req)
-{
-	struct rnvme_tele_sub *s = &queue->tele->sub;
-
-	s->submitted[req->tele_class]++;
-	s->bytes[req->tele_class] += req->tele_bytes;
-	s->data[req->tele_data]++;
-	if (unlikely(req->tele_requeued))
-		s->requeued++;
 }
 
 #endif /* RNVME_H */

@@ -26,17 +26,17 @@
 
 /*
  * The telemetry parameter and its jump label, which the I/O path's hooks
- * (rnvme.h) test: default off, since counting costs more than 2 % of the
- * module's instructions per I/O (Documentation/bench.rst, "Telemetry").
+ * (rnvme.h) test: on by default, at less than 2 % of the host's instructions
+ * per I/O (Documentation/bench.rst, "Telemetry").
  *
  * A controller's telemetry buffers (about 11 KiB per queue: the counters
  * and histograms, and the reset's base) exist only once telemetry has been
- * on while it existed: switching the parameter on allocates them for every
- * registered controller before it enables the jump label, and a controller
- * registered while it is on allocates its own.  They stay, with their
- * counts, until the controller is freed: switching off stops the counting,
- * and freeing them would have to wait out every hook already past its test
- * of the key, in any context.
+ * on while it existed (from its creation, by default): switching the
+ * parameter on allocates them for every registered controller before it
+ * enables the jump label, and a controller registered while it is on
+ * allocates its own.  They stay, with their counts, until the controller is
+ * freed: switching off stops the counting, and freeing them would have to
+ * wait out every hook already past its test of the key, in any context.
  *
  * Invariant: while rnvme_tele_key is on, every queue of every registered
  * controller has its queue->tele, so the hooks, which test the key first,
@@ -46,8 +46,8 @@
  * runs the patched code (it synchronizes them), after the pointers were
  * stored.  The mutex also serializes resets.
  */
-static bool rnvme_telemetry;
-DEFINE_STATIC_KEY_FALSE(rnvme_tele_key);
+static bool rnvme_telemetry = true;
+DEFINE_STATIC_KEY_TRUE(rnvme_tele_key);
 static DEFINE_MUTEX(rnvme_tele_mutex);
 /* controllers from rnvme_tele_register() to rnvme_tele_unregister() */
 static LIST_HEAD(rnvme_tele_ctrls);
@@ -75,7 +75,10 @@ static int rnvme_tele_param_set(const char *val, const struct kernel_param *kp)
 		}
 	}
 	WRITE_ONCE(rnvme_telemetry, on);
-	rnvme_key_follow(&rnvme_tele_key, on);
+	if (on)
+		static_branch_enable(&rnvme_tele_key);
+	else
+		static_branch_disable(&rnvme_tele_key);
 out:
 	mutex_unlock(&rnvme_tele_mutex);
 	return ret;
@@ -87,7 +90,7 @@ static const struct kernel_param_ops rnvme_tele_param_ops = {
 };
 module_param_cb(telemetry, &rnvme_tele_param_ops, &rnvme_telemetry, 0644);
 MODULE_PARM_DESC(telemetry,
-		 "Count commands, bytes, completions and latency per queue (sysfs rnvme/telemetry; default: false)");
+		 "Count commands, bytes, completions and latency per queue (sysfs rnvme/telemetry; default: true)");
 
 #define RNVME_TELE_MAGIC	0x314c4554454d564eULL	/* "NVMETEL1" */
 #define RNVME_TELE_VERSION	1
@@ -275,28 +278,6 @@ void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status)
  */
 
 /**
- * rnvme_tele_armed - a command is about to be posted: note what it is
- * @rq:    the request, its data mapped
- * @req:   its PDU (tele_requeued already set by queue_rq)
- */
-void rnvme_tele_armed(struct request *rq, struct rnvme_request *req)
-{
-	/* REQ_OP_READ is 0, REQ_OP_WRITE 1: the rest is "other" */
-	req->tele_class = min_t(u32, req_op(rq), RNVME_TC_OTHER);
-	if (req->mr)
-		req->tele_data = RNVME_TD_REGISTERED;
-	else if (req->num_sge > 1)
-		req->tele_data = RNVME_TD_INLINE;
-	else if (blk_rq_nr_phys_segments(rq))
-		req->tele_data = RNVME_TD_GLOBAL_RKEY;
-	else
-		req->tele_data = RNVME_TD_NONE;
-	req->tele_bytes = blk_rq_payload_bytes(rq);
-	req->tele_armed = true;
-	req->tele_start = ktime_get_ns();
-}
-
-/**
  * rnvme_tele_submitted - count an armed command's post, or take it back
  * @queue:  its queue
  * @req:    the command
@@ -306,15 +287,18 @@ void rnvme_tele_armed(struct request *rq, struct rnvme_request *req)
 void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
 			  bool locked, u64 d)
 {
+	struct request *rq = blk_mq_rq_from_pdu(req);
 	struct rnvme_tele_sub *s = &queue->tele->sub;
+	u32 kind = rnvme_tele_data(rq, req);
+	u64 bytes = blk_rq_payload_bytes(rq);
 	unsigned long flags = 0;
 
 	if (!locked)
 		spin_lock_irqsave(&queue->post_lock, flags);
 	s->submitted[req->tele_class] += d;
-	s->bytes[req->tele_class] += d * req->tele_bytes;
-	s->data[req->tele_data] += d;
-	if (unlikely(req->tele_requeued))
+	s->bytes[req->tele_class] += d * bytes;
+	s->data[kind] += d;
+	if (unlikely(nvme_req(rq)->retries))
 		s->requeued += d;
 	if (!locked)
 		spin_unlock_irqrestore(&queue->post_lock, flags);
@@ -350,32 +334,34 @@ static void rnvme_tele_rare(struct rnvme_qtele *t, struct rnvme_request *req,
 }
 
 /**
- * rnvme_tele_completed - the target answered an armed command
- * @queue: its queue, in its CQ context
- * @req:   the command, about to end
+ * rnvme_tele_completed - the target answered an armed command: the rare cases
+ * @queue:  its queue, in its CQ context
+ * @req:    the command, about to end
+ * @status: the status field of its response without the phase tag (any
+ *          value is counted)
+ * @ns:     its latency
  *
- * Answered commands per class are the histograms' sums and successes what
- * the error classes leave (rnvme_tele_scalars() derives both), so the common
- * case is two additions.  A poll queue's completions may be reaped by
- * several pollers at once: there it takes cq_lock.
+ * rnvme_tele_answer() counts a success on an interrupt-driven I/O queue
+ * itself; it calls this for an error status, an admin command (keep-alive
+ * round trips) and a poll queue, whose completions may be reaped by several
+ * pollers at once: there it takes cq_lock.  Answered commands per class are
+ * the histograms' sums and successes what the error classes leave
+ * (rnvme_tele_scalars() derives both).
  */
-void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req)
+void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req,
+			  u16 status, u64 ns)
 {
 	struct rnvme_qtele *t = queue->tele;
-	u64 ns = ktime_get_ns() - req->tele_start;
-	/* the status field without the phase tag; any value is counted */
-	u16 status = le16_to_cpu(req->status) >> 1;
 	u32 c = req->tele_class;
 	unsigned long flags = 0;
 
-	req->tele_armed = false;
-	if (unlikely(queue->poll))
+	if (queue->poll)
 		spin_lock_irqsave(&t->cq_lock, flags);
 	t->cq.lat_sum_ns[c] += ns;
 	t->cq.hist[c][rnvme_hist_bucket(ns)]++;
-	if (unlikely(status || !queue->qid))
+	if (status || !queue->qid)
 		rnvme_tele_rare(t, req, status, ns);
-	if (unlikely(queue->poll))
+	if (queue->poll)
 		spin_unlock_irqrestore(&t->cq_lock, flags);
 }
 
@@ -396,11 +382,11 @@ void rnvme_tele_complete_rq(struct rnvme_queue *queue, struct request *rq)
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 	u16 status = nvme_req(rq)->status;
 
-	if (unlikely(req->tele_armed)) {
+	if (req->tele_armed) {
 		req->tele_armed = false;
 		atomic64_inc(&queue->tele->host_aborted);
 	}
-	if (unlikely(status) && (rq->cmd_flags & REQ_NVME_MPATH) &&
+	if (status && (rq->cmd_flags & REQ_NVME_MPATH) &&
 	    !blk_noretry_request(rq) && RNVME_NVME_SCT(status) == 3 &&
 	    !(status & RNVME_NVME_DNR))
 		atomic64_inc(&queue->tele->failovers);
@@ -409,7 +395,7 @@ void rnvme_tele_complete_rq(struct rnvme_queue *queue, struct request *rq)
 /* a command refused at dispatch (queue not ready): requeued, or failed */
 void rnvme_tele_rejected(struct rnvme_queue *queue)
 {
-	if (static_branch_unlikely(&rnvme_tele_key))
+	if (static_branch_likely(&rnvme_tele_key))
 		atomic64_inc(&queue->tele->rejected);
 }
 

@@ -925,6 +925,34 @@ fx_mem_delta() {
 		sort -rn | head -n 6 | awk '{ printf "# slab %s: %+d KiB (%d -> %d)\n", $2, $1, $3, $4 }'
 }
 
+# ====================================================================== kprobe counts
+
+# How often kernel functions run, from kprobe_profile (CONFIG_KPROBE_EVENTS).
+# fx_kprobes_on MOD:FUNC...: one probe each (group rnvmetest), zeroed; returns
+# 1 when tracefs or a probe is missing (the caller skips with a reason).
+# fx_kprobe_hits FUNC: its count since fx_kprobes_on.  fx_kprobes_off: all gone.
+FX_TR=/sys/kernel/tracing
+fx_kprobes_on() {
+	local f
+	[ -d "$FX_TR/events" ] || mount -t tracefs tracefs "$FX_TR" 2>/dev/null || return 1
+	[ -w "$FX_TR/kprobe_events" ] || return 1
+	fx_kprobes_off
+	for f in "$@"; do
+		echo "p:rnvmetest/${f#*:} $f" >> "$FX_TR/kprobe_events" 2>/dev/null || return 1
+	done
+	echo 1 > "$FX_TR/events/rnvmetest/enable" 2>/dev/null || return 1
+}
+fx_kprobe_hits() {
+	awk -v f="$1" '$1 == f { print $2; n = 1 } END { if (!n) print 0 }' "$FX_TR/kprobe_profile" 2>/dev/null || echo 0
+}
+fx_kprobes_off() {
+	[ -d "$FX_TR/events/rnvmetest" ] || return 0
+	echo 0 > "$FX_TR/events/rnvmetest/enable" 2>/dev/null
+	grep -o '^p:rnvmetest/[^ ]*' "$FX_TR/kprobe_events" 2>/dev/null | sed 's/^p:/-:/' |
+		while read -r k; do echo "$k" >> "$FX_TR/kprobe_events"; done
+	return 0
+}
+
 # ====================================================================== suite frame
 
 # suite_begin: mark dmesg, make sure we start from a clean slate.

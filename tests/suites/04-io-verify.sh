@@ -89,10 +89,24 @@ if [ -e "/sys/class/nvme/$ca/rnvme/sends" ]; then
 	# with the scheduler's share as margin.
 	tap_result "QD32: at most three quarters of the writes' and verify reads' SENDs signaled ($sig of $sends)" \
 		"$([ "$sends" -ge 2048 ] && [ $((sig * 4)) -le $((sends * 3)) ] && echo 0 || echo 1)"
+	# Completion batching (Documentation/rnvme.rst, "Ending"): at QD32 the
+	# reads' successful answers end in blk-mq batches (rnvme_complete_batch
+	# once a batch, nvme_complete_batch_req once a request in it); at QD1
+	# nothing else is in flight when an answer comes, so none batches.
+	probes=0
+	fx_kprobes_on rnvme:rnvme_complete_batch nvme_core:nvme_complete_batch_req && probes=1
 	read -r s0 g0 p0 q0 <<< "$(sig_counters)"
 	fio_job 4k-read-qd32 --filename="$A" --ioengine=libaio --iodepth=32 --rw=randread \
 		--bs=4k --size=4m --do_verify=0
 	read -r s1 g1 p1 q1 <<< "$(sig_counters)"
+	if [ "$probes" = 1 ]; then
+		nb=$(fx_kprobe_hits rnvme_complete_batch) nr=$(fx_kprobe_hits nvme_complete_batch_req)
+		echo "# 4k QD32 reads: $nr of 1024 requests ended in $nb batches"
+		tap_result "QD32 reads end in completion batches ($nr requests in $nb batches)" \
+			"$([ "$nb" -gt 0 ] && [ "$nr" -ge "$nb" ] && [ "$nr" -le 1100 ] && echo 0 || echo 1)"
+	else
+		tap_skip "no kprobe events (tracefs, CONFIG_KPROBE_EVENTS)" "QD32 reads end in completion batches"
+	fi
 	sends=$((s1 - s0)) sig=$((g1 - g0)) parked=$((p1 - p0))
 	echo "# 4k QD32 reads: $sends SENDs, $sig signaled, $parked requests parked, $((q1 - q0)) probes"
 	# Parking happens when a response overtakes its SEND's retirement.
@@ -106,9 +120,15 @@ if [ -e "/sys/class/nvme/$ca/rnvme/sends" ]; then
 	tap_result "QD32 reads: at most half signaled$([ $want_parked = 1 ] && echo ", some parked until retired") ($sig of $sends signaled, $parked parked)" \
 		"$([ "$sends" -ge 1024 ] && [ $((sig * 2)) -le "$sends" ] && { [ $want_parked = 0 ] || [ "$parked" -gt 0 ]; } && echo 0 || echo 1)"
 	read -r s0 g0 p0 q0 <<< "$(sig_counters)"
+	[ "$probes" = 1 ] && fx_kprobes_on rnvme:rnvme_complete_batch nvme_core:nvme_complete_batch_req
 	fio_job 4k-inline-qd1 --filename="$A" --ioengine=libaio --iodepth=1 --rw=randwrite \
 		--bs=4k --size=2m --do_verify=0
 	read -r s1 g1 p1 q1 <<< "$(sig_counters)"
+	if [ "$probes" = 1 ]; then
+		nb=$(fx_kprobe_hits rnvme_complete_batch)
+		tap_result "QD1 writes end one by one: no completion batch ($nb)" "$([ "$nb" = 0 ] && echo 0 || echo 1)"
+		fx_kprobes_off
+	fi
 	sends=$((s1 - s0)) sig=$((g1 - g0))
 	echo "# 4k QD1 writes: $sends SENDs, $sig signaled, $((p1 - p0)) requests parked, $((q1 - q0)) probes"
 	tap_result "QD1: in-capsule writes stay signaled ($sig of $sends)" \

@@ -22,9 +22,10 @@ suite_begin
 [ "$HOST_DRIVER" = inbox ] && tap_skip_all "rnvme telemetry: the in-tree driver has none"
 
 fx_setup --nqn "$TEST_NQN" --backing brd --size 128 --port 1
-# Connected with telemetry off, whatever the module's default
-# (Documentation/bench.rst, "Telemetry"): telemetry memory comes with the
-# switch (Documentation/rnvme.rst, "Telemetry").
+# On by default (Documentation/bench.rst, "Telemetry"); connected with it
+# off: telemetry memory comes with the switch (Documentation/rnvme.rst,
+# "Telemetry").
+check "telemetry is on by default" grep -qx Y /sys/module/rnvme/parameters/telemetry
 check "telemetry switched off" sh -c 'echo 0 > /sys/module/rnvme/parameters/telemetry'
 nvme_connect --ctrl-loss-tmo=60 --reconnect-delay=1 >/dev/null 2>&1 || bail "connect $TEST_NQN"
 ctrl=$(ctrls_for_nqn "$TEST_NQN")
