@@ -1328,6 +1328,8 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	bool posting;
 	int err;
 
+	rnvme_tele_dispatched(rq, req);
+
 	rnvme_bench_hook();
 
 	/*

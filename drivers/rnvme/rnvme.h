@@ -437,6 +437,7 @@ struct rnvme_request {
 	/* telemetry (rnvme_tele_arm()): started at tele_start, not yet counted ended */
 	u64			tele_start;
 	u8			tele_class;
+	bool			tele_requeued;
 	bool			tele_armed;
 };
 
@@ -765,6 +766,14 @@ static __always_inline void rnvme_tele_wc_failed(struct rnvme_queue *queue,
 		rnvme_tele_wc(queue, status);
 }
 
+/* queue_rq: was @rq prepared before (dispatched again: retry, resource busy)? */
+static __always_inline void rnvme_tele_dispatched(struct request *rq,
+						  struct rnvme_request *req)
+{
+	if (static_branch_likely(&rnvme_tele_key))
+		req->tele_requeued = !!(rq->rq_flags & RQF_DONTPREP);
+}
+
 /* a command's class: REQ_OP_READ is 0, REQ_OP_WRITE 1, the rest "other" */
 static __always_inline u32 rnvme_tele_class(struct request *rq)
 {
@@ -819,8 +828,7 @@ static __always_inline void rnvme_tele_arm(struct rnvme_queue *queue,
 	s->submitted[class]++;
 	s->bytes[class] += bytes;
 	s->data[kind]++;
-	/* posted again: nvme-core retried it (retryable status, or cancelled) */
-	if (unlikely(nvme_req(rq)->retries))
+	if (unlikely(req->tele_requeued))
 		s->requeued++;
 }
 

@@ -29,14 +29,15 @@
  * (rnvme.h) test: on by default, at less than 2 % of the host's instructions
  * per I/O (Documentation/bench.rst, "Telemetry").
  *
- * A controller's telemetry buffers (about 11 KiB per queue: the counters
- * and histograms, and the reset's base) exist only once telemetry has been
- * on while it existed (from its creation, by default): switching the
- * parameter on allocates them for every registered controller before it
- * enables the jump label, and a controller registered while it is on
- * allocates its own.  They stay, with their counts, until the controller is
- * freed: switching off stops the counting, and freeing them would have to
- * wait out every hook already past its test of the key, in any context.
+ * A controller's telemetry buffers (about 5.5 KiB per queue: the counters
+ * and histograms; as much again for a queue's base from its first reset)
+ * exist only once telemetry has been on while it existed (from its
+ * creation, by default): switching the parameter on allocates them for
+ * every registered controller before it enables the jump label, and a
+ * controller registered while it is on allocates its own.  They stay, with
+ * their counts, until the controller is freed: switching off stops the
+ * counting, and freeing them would have to wait out every hook already past
+ * its test of the key, in any context.
  *
  * Invariant: while rnvme_tele_key is on, every queue of every registered
  * controller has its queue->tele, so the hooks, which test the key first,
@@ -189,14 +190,10 @@ static int rnvme_tele_buffers(struct rnvme_ctrl *ctrl)
 	tele = kvcalloc(ctrl->tele_nr, sizeof(*tele), GFP_KERNEL);
 	if (!tele)
 		return -ENOMEM;
+	/* the bases come with the first reset (telemetry_reset_store()) */
 	for (i = 0; i < ctrl->tele_nr; i++) {
 		spin_lock_init(&tele[i].cq_lock);
 		tele[i].reset_ns = now;
-		tele[i].base = kvcalloc(RNVME_TR_WORDS, sizeof(u64), GFP_KERNEL);
-		if (!tele[i].base) {
-			rnvme_tele_free_buffers(tele, i);
-			return -ENOMEM;
-		}
 	}
 	/* the key is off, or the controller has run no I/O yet: no reader */
 	for (i = 0; i < ctrl->tele_nr; i++)
@@ -298,7 +295,7 @@ void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
 	s->submitted[req->tele_class] += d;
 	s->bytes[req->tele_class] += d * bytes;
 	s->data[kind] += d;
-	if (unlikely(nvme_req(rq)->retries))
+	if (unlikely(req->tele_requeued))
 		s->requeued += d;
 	if (!locked)
 		spin_unlock_irqrestore(&queue->post_lock, flags);
@@ -508,16 +505,19 @@ static void rnvme_tele_record(struct rnvme_ctrl *ctrl,
 		       (RNVME_TR_WORDS - RNVME_TR_SCALARS) * sizeof(u64));
 		return;
 	}
-	base = t->base;
-	for (k = 0; k < RNVME_TR_SCALARS; k++)
+	/* NULL until the first reset; pairs with its smp_store_release() */
+	base = smp_load_acquire(&t->base);
+	for (k = 0; base && k < RNVME_TR_SCALARS; k++)
 		if (!rnvme_tr_gauge(k))
 			w[k] -= RNVME_TELE_READ((base[k]));
 	w += RNVME_TR_SCALARS;
-	base += RNVME_TR_SCALARS;
 	for (k = 0; k < RNVME_TC_NR; k++)
-		for (b = 0; b < RNVME_HIST_BUCKETS; b++)
-			*w++ = RNVME_TELE_READ((t->cq.hist[k][b])) -
-			       RNVME_TELE_READ((*base++));
+		for (b = 0; b < RNVME_HIST_BUCKETS; b++, w++) {
+			*w = RNVME_TELE_READ((t->cq.hist[k][b]));
+			if (base)
+				*w -= RNVME_TELE_READ((base[RNVME_TR_SCALARS +
+						       k * RNVME_HIST_BUCKETS + b]));
+		}
 }
 
 /* @tele: the controller's buffers, or NULL (no reset: ns_since_reset 0) */
@@ -645,7 +645,8 @@ static ssize_t telemetry_reset_store(struct device *dev,
 				     const char *buf, size_t count)
 {
 	struct rnvme_ctrl *ctrl = to_rnvme_ctrl(dev_get_drvdata(dev));
-	u64 *rec;
+	ssize_t ret = count;
+	u64 *rec, *base;
 	bool one;
 	u32 i, k;
 
@@ -655,6 +656,21 @@ static ssize_t telemetry_reset_store(struct device *dev,
 	if (!rec)
 		return -ENOMEM;
 	mutex_lock(&rnvme_tele_mutex);
+	/*
+	 * A queue's base comes with its first reset, zeroed, which subtracts
+	 * nothing: all of them first, so a reset is whole or not done.
+	 */
+	for (i = 0; ctrl->tele && i < ctrl->tele_nr; i++) {
+		if (ctrl->tele[i].base)
+			continue;
+		base = kvcalloc(RNVME_TR_WORDS, sizeof(u64), GFP_KERNEL);
+		if (!base) {
+			ret = -ENOMEM;
+			goto unlock;
+		}
+		/* pairs with rnvme_tele_record()'s smp_load_acquire() */
+		smp_store_release(&ctrl->tele[i].base, base);
+	}
 	for (i = 0; ctrl->tele && i < ctrl->tele_nr; i++) {
 		struct rnvme_qtele *t = &ctrl->tele[i];
 		u64 *w = rec + RNVME_TR_SCALARS;
@@ -672,8 +688,9 @@ static ssize_t telemetry_reset_store(struct device *dev,
 		data_race(t->cq.status_last = 0);
 		WRITE_ONCE(t->reset_ns, ktime_get_ns());
 	}
+unlock:
 	mutex_unlock(&rnvme_tele_mutex);
 	kvfree(rec);
-	return count;
+	return ret;
 }
 DEVICE_ATTR_WO(telemetry_reset);

@@ -173,7 +173,7 @@ std::string counter_help(const std::string& n) {
       {"data_inline", "commands whose data went in the command capsule"},
       {"data_registered", "commands whose data went through a fast-registration MR"},
       {"data_global_rkey", "commands whose data went through the global rkey (register_always=0)"},
-      {"requeued", "commands posted again after nvme-core retried them (a retryable status, or cancelled by error recovery)"},
+      {"requeued", "commands dispatched again after an earlier attempt (nvme-core retry, resource requeue)"},
       {"completed_read", "read commands answered by the target"},
       {"completed_write", "write commands answered by the target"},
       {"completed_other", "other commands answered by the target"},
