@@ -26,7 +26,7 @@
 
 /*
  * The telemetry parameter and its jump label, which the I/O path's hooks
- * (rnvme.h) test: on by default, at less than 2 % of the host's instructions
+ * (rnvme.h) test: on by default, at about 2 % of the host's instructions
  * per I/O (Documentation/bench.rst, "Telemetry").
  *
  * A controller's telemetry buffers (about 5.5 KiB per queue: the counters
