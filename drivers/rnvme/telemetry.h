@@ -86,7 +86,8 @@ struct rnvme_tele_cq {
  * @failovers: commands ended with a path status on a multipath controller
  * @rejected: commands refused at dispatch (queue not ready)
  * @reset_ns: when counting started: the last reset, or the allocation
- * @base:   values at the last reset, in the record layout (telemetry.c)
+ * @base:   values at the last reset, in the record layout (telemetry.c);
+ *          NULL until the first reset (nothing to subtract)
  *
  * Allocated for every queue slot of a controller when telemetry is first on
  * while the controller exists (before the jump label is enabled, or when
