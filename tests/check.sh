@@ -416,7 +416,7 @@ if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
 	dk_all="00 03 04 05 06 07 08 09 11 15"
 	dk_rxe=${RNVME_DEBUG_SUITES:-$(pick "00 04 15" "$dk_all")}
 	[ "$dk_rxe" = all ] && dk_rxe=$dk_all
-	dk_hostile=$(pick "reject accept-disconnect fabrics-connect-error io-connect-bad grant-zero-io-connect cqe-unknown-cid cqe-dup cqe-stale cqe-short write-oob inv-wrong-rkey read-peek write-poke cqe-dup-poll junk-stream rsp-before-connect accept-short-pd accept-bad-pd grant-huge connect-late cq-stall" "")
+	dk_hostile=$(pick "reject accept-disconnect fabrics-connect-error io-connect-bad grant-zero-io-connect cqe-unknown-cid cqe-dup cqe-stale cqe-short write-oob inv-wrong-rkey read-peek write-poke cqe-dup-poll junk-stream rsp-before-connect accept-short-pd accept-bad-pd grant-huge connect-late cq-stall batch-post" "")
 	dk_siw=${RNVME_DEBUG_SIW_SUITES:-04}
 	# 15-hostile runs all its scenarios here too (210 s with fio volumes / 8)
 	if kill -0 "$dk_pid" 2>/dev/null; then

@@ -8,7 +8,8 @@
  * times, ..., see Documentation/fault-injection/fault-injection.rst) plus
  * delay_ms: when the attribute fires, the code at the point busy-waits that
  * long, so that a hostile target's message lands inside the window every
- * time instead of by luck.
+ * time instead of by luck.  post_chain instead makes a batched post fail
+ * part way (io.c), which no provider does on demand.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -38,6 +39,10 @@ static struct rnvme_fi rnvme_fi[RNVME_FI_NR] = {
 		.name = "cq_stall",
 		.attr = FAULT_ATTR_INITIALIZER,
 	},
+	[RNVME_FI_POST_CHAIN] = {
+		.name = "post_chain",
+		.attr = FAULT_ATTR_INITIALIZER,
+	},
 };
 
 static struct dentry *rnvme_fi_dir;
@@ -61,6 +66,17 @@ void rnvme_fi_hold(enum rnvme_fi_point point)
 		mdelay(READ_ONCE(fi->delay_ms));
 	}
 	atomic_set(&fi->holding, 0);
+}
+
+/**
+ * rnvme_fi_fail - should the operation at @point fail this time?
+ * @point: a point that injects a failure rather than a delay
+ *
+ * Any context.  The caller says what failed (delay_ms is not used).
+ */
+bool rnvme_fi_fail(enum rnvme_fi_point point)
+{
+	return should_fail(&rnvme_fi[point].attr, 1);
 }
 
 void rnvme_fi_init(void)

@@ -689,6 +689,166 @@ static void rnvme_post_failed(struct rnvme_queue *queue, bool signaled,
 }
 
 /*
+ * Batched posting.  blk-mq tells queue_rq whether more requests follow
+ * (bd->last false); an ordered queue then numbers and counts the request as
+ * usual but only links its work requests behind the batch's (send queue
+ * order is numbering order: both happen under post_lock).  The batch is
+ * posted with one ib_post_send(), one doorbell, by its last request, by
+ * blk-mq's commit_rqs when the batch ends early, or before the watchdog's
+ * probe, which must follow every SEND numbered before it.  A provider may
+ * refuse a chain part way (bad_wr: it and what follows were not posted):
+ * the batch's last request fails as a lone post does; the earlier ones,
+ * which queue_rq already accepted, end with a host path error (retried,
+ * or failed over), each exactly once.
+ */
+
+/*
+ * @req's REG_MR was posted, its SEND was not: the MR stays registered, and
+ * a provider may refuse to register it again before it is invalidated.  It
+ * is not given back to the pool; the association's teardown frees it with
+ * the others.
+ */
+static void rnvme_mr_orphan(struct rnvme_queue *queue,
+			    struct rnvme_request *req)
+{
+	queue->locked_stats.wr_posted++;
+	req->mr = NULL;
+}
+
+/* the provider's post of a batch; a debug kernel can make it fail part way */
+static int rnvme_post_chain_wrs(struct rnvme_queue *queue,
+				struct ib_send_wr *first,
+				const struct ib_send_wr **bad)
+{
+	struct ib_send_wr *wr, *cut = NULL;
+	unsigned int n = 0, i;
+	int ret;
+
+	if (!IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) ||
+	    !rnvme_fi_fail(RNVME_FI_POST_CHAIN))
+		return rnvme_post_send_wrs(queue->qp, first, bad);
+	/* post the first half; refuse the rest as a full send queue would */
+	for (wr = first; wr; wr = wr->next)
+		n++;
+	for (i = 0, wr = first; i + 1 < n / 2; i++)
+		wr = wr->next;
+	if (n < 2)
+		cut = first;
+	else
+		cut = wr->next;
+	pr_info("fault injection: post_chain: posting %u of %u work requests of queue %d\n",
+		n < 2 ? 0 : n / 2, n, rnvme_queue_idx(queue));
+	if (cut != first) {
+		wr->next = NULL;
+		ret = rnvme_post_send_wrs(queue->qp, first, bad);
+		wr->next = cut;
+		if (ret)
+			return ret;
+	}
+	*bad = cut;
+	return -ENOMEM;
+}
+
+/*
+ * Post @queue's batch, under post_lock.  Return: 0, or the provider's error
+ * when some of it was not posted: the request bad_wr names and those after
+ * it (all of them, should bad_wr name none).  Those are taken back (counts,
+ * watchdog, telemetry; last_sig_seq as it was before the first of them),
+ * and all but @cur (the caller's own request, the batch's last, or NULL)
+ * are put on @queue's chain_failed for the caller to end.
+ */
+static noinline int rnvme_chain_post(struct rnvme_queue *queue,
+				     struct rnvme_request *cur)
+{
+	struct rnvme_request *first = queue->chain, *req, *next, *stop = NULL;
+	struct rnvme_request **failed = &queue->chain_failed;
+	const struct ib_send_wr *bad = NULL;
+	bool unposted = false, signaled;
+	int ret;
+
+	lockdep_assert_held(&queue->post_lock);
+	if (!first)
+		return 0;
+	WRITE_ONCE(queue->chain, NULL);
+	queue->locked_stats.send_posts++;
+	ret = rnvme_post_chain_wrs(queue, first->mr ? &first->reg_wr.wr :
+						      &first->send_wr, &bad);
+	if (unlikely(ret)) {
+		for (req = first; req && !stop; req = req->chain_next)
+			if (bad == &req->send_wr || bad == &req->reg_wr.wr)
+				stop = req;
+		if (!stop)
+			stop = first;
+		queue->last_sig_seq = stop->prev_sig_seq;
+	}
+	while (*failed)
+		failed = &(*failed)->chain_next;
+	for (req = first; req; req = next) {
+		next = req->chain_next;
+		req->chain_next = NULL;
+		/* the work requests end their own chain again */
+		req->send_wr.next = NULL;
+		if (req == stop)
+			unposted = true;
+		if (!unposted)
+			continue;
+		signaled = req->send_wr.send_flags & IB_SEND_SIGNALED;
+		rnvme_uncount_locked(queue, req, signaled);
+		rnvme_post_failed(queue, signaled, ret);
+		if (req == stop && req->mr && bad == &req->send_wr)
+			rnvme_mr_orphan(queue, req);
+		if (req == cur)
+			continue;
+		if (rnvme_tele_counting(req))
+			rnvme_tele_submitted(queue, req, true, -1ULL);
+		*failed = req;
+		failed = &req->chain_next;
+	}
+	return ret;
+}
+
+/* link @req's work requests (from @first) behind @queue's batch */
+static noinline int rnvme_chain_add(struct rnvme_queue *queue,
+				    struct rnvme_request *req,
+				    struct ib_send_wr *first, bool last)
+{
+	req->chain_next = NULL;
+	if (queue->chain) {
+		queue->chain_tail->send_wr.next = first;
+		queue->chain_tail->chain_next = req;
+	} else {
+		WRITE_ONCE(queue->chain, req);
+	}
+	queue->chain_tail = req;
+	return last ? rnvme_chain_post(queue, req) : 0;
+}
+
+/*
+ * End the requests of a failed batch that queue_rq had accepted (taken off
+ * @queue's chain_failed under post_lock): their data unmapped, with a host
+ * path error, which nvme-core retries or fails over.
+ */
+static void rnvme_chain_end_failed(struct rnvme_queue *queue,
+				   struct rnvme_request *req)
+{
+	struct rnvme_request *next;
+	unsigned int n = 0;
+
+	for (; req; req = next) {
+		struct request *rq = blk_mq_rq_from_pdu(req);
+
+		next = req->chain_next;
+		req->chain_next = NULL;
+		rnvme_unmap_data(queue, rq);
+		nvme_host_path_error(rq);
+		n++;
+	}
+	dev_warn_ratelimited(queue->ctrl->ctrl.device,
+			     "queue %d: %u batched request(s) not posted: ended with a host path error\n",
+			     rnvme_queue_idx(queue), n);
+}
+
+/*
  * Post a request's SEND, behind its REG_MR if it has one (@locked: an
  * ordered queue, under post_lock).  Both work
  * requests were built with the request (rnvme_init_request()) and the SQE's
@@ -697,7 +857,8 @@ static void rnvme_post_failed(struct rnvme_queue *queue, bool signaled,
  */
 static __always_inline int rnvme_post_req(struct rnvme_queue *queue,
 					  struct rnvme_request *req,
-					  bool signaled, const bool locked)
+					  bool signaled, const bool locked,
+					  const bool last)
 {
 	struct rnvme_qstats *ls = &queue->locked_stats;
 	struct ib_send_wr *first = &req->send_wr;
@@ -724,6 +885,11 @@ static __always_inline int rnvme_post_req(struct rnvme_queue *queue,
 		if (locked)
 			ls->sends_signaled++;
 	}
+	/* more to come from blk-mq, or a batch waiting: posted together */
+	if (locked && unlikely(!last || queue->chain))
+		return rnvme_chain_add(queue, req, first, last);
+	if (locked)
+		ls->send_posts++;
 	ret = rnvme_post_send_wrs(queue->qp, first, &req->bad_wr);
 	if (likely(!ret)) {
 		/* from before the post: the request may have ended since */
@@ -736,6 +902,9 @@ static __always_inline int rnvme_post_req(struct rnvme_queue *queue,
 	if (locked)
 		rnvme_uncount_locked(queue, req, signaled);
 	rnvme_post_failed(queue, signaled, ret);
+	if (locked && req->mr && req->bad_wr == &req->send_wr)
+		rnvme_mr_orphan(queue, req);
+	queue->last_sig_seq = req->prev_sig_seq;
 	return ret;
 }
 
@@ -1241,7 +1410,7 @@ static __always_inline void rnvme_bench_hook(void)
  */
 static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 					  struct rnvme_request *req,
-					  const bool ordered)
+					  const bool ordered, const bool last)
 {
 	/* an ordered queue is an I/O queue (qid > 0) that is not polled */
 	int qid = ordered ? 1 : rnvme_queue_idx(queue);
@@ -1249,7 +1418,7 @@ static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 	bool inline_data = req->num_sge > 1;
 	bool must_retire = inline_data || req->mr;
 	bool signaled;
-	u32 seq, last;
+	u32 seq;
 	int err;
 
 	/* counted before the post (on an ordered queue by rnvme_tele_arm()) */
@@ -1262,15 +1431,13 @@ static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 	req->wait_retire = must_retire && !signaled;
 	/* the response (or invalidation) ends it, and a signaled SEND */
 	atomic_set(&req->ref, signaled ? 2 : 1);
-	last = queue->last_sig_seq;
+	req->prev_sig_seq = queue->last_sig_seq;
 	if (signaled)
 		queue->last_sig_seq = seq;
-	err = rnvme_post_req(queue, req, signaled, ordered);
-	if (unlikely(err)) {
-		queue->last_sig_seq = last;
-		if (rnvme_tele_counting(req))
-			rnvme_tele_submitted(queue, req, ordered, -1ULL);
-	}
+	/* a failed post restores last_sig_seq (rnvme_post_req()) */
+	err = rnvme_post_req(queue, req, signaled, ordered, last);
+	if (unlikely(err) && rnvme_tele_counting(req))
+		rnvme_tele_submitted(queue, req, ordered, -1ULL);
 	return err;
 }
 
@@ -1287,9 +1454,11 @@ static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 static __always_inline int rnvme_map_submit(struct rnvme_queue *queue,
 					    struct request *rq,
 					    struct nvme_command *c,
-					    const bool ordered, bool *posting)
+					    const bool ordered, const bool last,
+					    bool *posting)
 {
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+	struct rnvme_request *failed = NULL;
 	unsigned long flags = 0;
 	int err;
 
@@ -1304,13 +1473,48 @@ static __always_inline int rnvme_map_submit(struct rnvme_queue *queue,
 						      req->sqe.dma,
 						      sizeof(struct nvme_command),
 						      DMA_TO_DEVICE);
-		err = __rnvme_submit(queue, req, ordered);
-		if (unlikely(err))
+		err = __rnvme_submit(queue, req, ordered, last);
+		if (unlikely(err)) {
 			rnvme_unmap_data(queue, rq);
+			if (ordered) {
+				failed = queue->chain_failed;
+				queue->chain_failed = NULL;
+			}
+		}
 	}
 	if (ordered)
 		spin_unlock_irqrestore(&queue->post_lock, flags);
+	if (unlikely(failed))
+		rnvme_chain_end_failed(queue, failed);
 	return err;
+}
+
+/* post what @queue's batch holds, and end what of it the provider refused */
+static noinline void rnvme_chain_flush(struct rnvme_queue *queue)
+{
+	struct rnvme_request *failed;
+	unsigned long flags;
+
+	spin_lock_irqsave(&queue->post_lock, flags);
+	rnvme_chain_post(queue, NULL);
+	failed = queue->chain_failed;
+	queue->chain_failed = NULL;
+	spin_unlock_irqrestore(&queue->post_lock, flags);
+	if (unlikely(failed))
+		rnvme_chain_end_failed(queue, failed);
+}
+
+/*
+ * queue_rq ends without posting its request: a batch waiting for its last
+ * request must not wait for this one, since blk-mq calls commit_rqs only
+ * when it knows the batch ended early (not when its last request failed,
+ * or was completed at once with a path error).  Only this CPU's own batch
+ * matters here, which it sees without the lock.
+ */
+static __always_inline void rnvme_chain_kick(struct rnvme_queue *queue)
+{
+	if (queue->ordered && unlikely(READ_ONCE(queue->chain)))
+		rnvme_chain_flush(queue);
 }
 
 static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
@@ -1341,6 +1545,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	 */
 	if (unlikely(qflags & BIT(RNVME_Q_DISCONNECTED))) {
 		rnvme_tele_rejected(queue);
+		rnvme_chain_kick(queue);
 		if (blk_rq_is_passthrough(rq) && nvme_is_fabrics(c))
 			return nvme_host_path_error(rq);
 		return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
@@ -1348,6 +1553,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (unlikely(!ready)) {
 		if (!nvme_check_ready(&queue->ctrl->ctrl, rq, false)) {
 			rnvme_tele_rejected(queue);
+			rnvme_chain_kick(queue);
 			return nvme_fail_nonready_command(&queue->ctrl->ctrl, rq);
 		}
 		rnvme_note_setup_command(queue, rq);
@@ -1355,8 +1561,10 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	/* first use of this request on this association: map its SQE */
 	if (unlikely(req->sqe_gen != queue->sqe_gen) &&
-	    rnvme_map_sqe(queue, req))
+	    rnvme_map_sqe(queue, req)) {
+		rnvme_chain_kick(queue);
 		return BLK_STS_RESOURCE;
+	}
 
 	if (unlikely(req->sqe_sync))
 		ib_dma_sync_single_for_cpu(queue->ibdev, sqe->dma,
@@ -1364,19 +1572,27 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 					   DMA_TO_DEVICE);
 
 	ret = nvme_setup_cmd(ns, rq);
-	if (ret)
+	if (ret) {
+		rnvme_chain_kick(queue);
 		return ret;
+	}
 
 	nvme_start_request(rq);
 
-	/* one copy per kind of queue: the I/O queues' tests fold away */
-	if (likely(queue->ordered))
-		err = rnvme_map_submit(queue, rq, c, true, &posting);
+	/*
+	 * One copy per kind of queue, and on an I/O queue one for a request
+	 * with more to follow: a lone request's tests fold away.
+	 */
+	if (unlikely(!queue->ordered))
+		err = rnvme_map_submit(queue, rq, c, false, true, &posting);
+	else if (likely(bd->last))
+		err = rnvme_map_submit(queue, rq, c, true, true, &posting);
 	else
-		err = rnvme_map_submit(queue, rq, c, false, &posting);
+		err = rnvme_map_submit(queue, rq, c, true, false, &posting);
 	if (likely(!err))
 		return BLK_STS_OK;
 
+	rnvme_chain_kick(queue);
 	/* -EAGAIN: no free MR while the pool grows; dispatched again */
 	if (!posting && err != -EAGAIN)
 		dev_err_ratelimited(queue->ctrl->ctrl.device,
@@ -1389,6 +1605,18 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (err == -ENOMEM || err == -EAGAIN)
 		return BLK_STS_RESOURCE;
 	return BLK_STS_IOERR;
+}
+
+/*
+ * blk-mq ends a batch before its last request was queued (that one was
+ * refused, or the batch moves on to another queue): post what it holds.
+ */
+static void rnvme_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	struct rnvme_queue *queue = hctx->driver_data;
+
+	if (queue->ordered)
+		rnvme_chain_flush(queue);
 }
 
 static int rnvme_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
@@ -1517,6 +1745,7 @@ static enum blk_eh_timer_return rnvme_timeout(struct request *rq)
 
 const struct blk_mq_ops rnvme_mq_ops = {
 	.queue_rq	= rnvme_queue_rq,
+	.commit_rqs	= rnvme_commit_rqs,
 	.complete	= rnvme_complete_rq,
 	.init_request	= rnvme_init_request,
 	.exit_request	= rnvme_exit_request,

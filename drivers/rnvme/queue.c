@@ -542,6 +542,16 @@ int rnvme_post_probe(struct rnvme_queue *queue)
 
 	/* numbered in send queue order, like a SEND (rnvme_submit()) */
 	spin_lock_irqsave(&queue->post_lock, flags);
+	/*
+	 * A batch not posted yet (io.c, "Batched posting") has SENDs numbered
+	 * before the probe's number; its post, due as soon as blk-mq's
+	 * dispatch ends, is what to wait for.
+	 */
+	if (queue->chain) {
+		spin_unlock_irqrestore(&queue->post_lock, flags);
+		clear_bit(0, &queue->probe_busy);
+		return 0;
+	}
 	queue->probe_seq = atomic_read(&queue->send_seq);
 	rnvme_send_posted(queue);
 	ret = ib_post_send(queue->qp, &queue->probe_reg.wr, NULL);

@@ -145,6 +145,8 @@ struct rnvme_mr {
 struct rnvme_qstats {
 	u64	wr_posted;
 	u64	sends_signaled;
+	/* ib_post_send() calls on the send queue: doorbells */
+	u64	send_posts;
 };
 
 /**
@@ -243,6 +245,16 @@ struct rnvme_queue {
 	spinlock_t		post_lock;
 	/* the statistics of an ordered queue's SENDs, under @post_lock */
 	struct rnvme_qstats	locked_stats;
+	/*
+	 * Doorbell batching (io.c, "Batched posting"), under @post_lock: the
+	 * requests blk-mq queued with more to come, numbered and counted but
+	 * not posted yet, in send queue order through chain_next, their work
+	 * requests linked; and those of a batch whose post failed that the
+	 * poster ends once it has dropped the lock.
+	 */
+	struct rnvme_request	*chain;
+	struct rnvme_request	*chain_tail;
+	struct rnvme_request	*chain_failed;
 	/*
 	 * Answered requests waiting for their SEND to be retired, in the
 	 * order they were answered (CQ context): a chain through park_next
@@ -368,6 +380,7 @@ static __always_inline void rnvme_count_send(struct rnvme_queue *queue,
 
 	this_cpu_add(stats->wr_posted, nr_wrs);
 	this_cpu_add(stats->sends_signaled, (unsigned int)signaled);
+	this_cpu_inc(stats->send_posts);
 }
 
 /**
@@ -391,6 +404,8 @@ static __always_inline void rnvme_count_send(struct rnvme_queue *queue,
  * @sqe_node: link in its queue's list of mapped SQEs
  * @park_next: the next request in its queue's chain of requests waiting
  *            to be retired
+ * @chain_next: the next request of its queue's batch not yet posted
+ * @prev_sig_seq: its queue's last_sig_seq before its SEND was numbered
  * @sge:      SGEs of the SEND: the SQE, then in-capsule data
  * @num_sge:  used entries of @sge
  * @reg_wr:   the REG_MR work request chained before the SEND
@@ -421,6 +436,8 @@ struct rnvme_request {
 	bool			wait_retire;
 	struct list_head	sqe_node;
 	struct rnvme_request	*park_next;
+	struct rnvme_request	*chain_next;
+	u32			prev_sig_seq;
 	struct ib_sge		sge[1 + RNVME_MAX_INLINE_SEGMENTS];
 	u32			num_sge;
 	struct ib_reg_wr	reg_wr;
@@ -677,15 +694,19 @@ enum rnvme_fi_point {
 	RNVME_FI_RSP_CHECK,
 	/* an I/O queue's SEND completion, before it is counted */
 	RNVME_FI_CQ_STALL,
+	/* a batch's post: the provider takes only its first half */
+	RNVME_FI_POST_CHAIN,
 	RNVME_FI_NR,
 };
 
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 void rnvme_fi_hold(enum rnvme_fi_point point);
+bool rnvme_fi_fail(enum rnvme_fi_point point);
 void rnvme_fi_init(void);
 void rnvme_fi_exit(void);
 #else
 static inline void rnvme_fi_hold(enum rnvme_fi_point point) {}
+static inline bool rnvme_fi_fail(enum rnvme_fi_point point) { return false; }
 static inline void rnvme_fi_init(void) {}
 static inline void rnvme_fi_exit(void) {}
 #endif

@@ -117,6 +117,14 @@ static u64 rnvme_q_sends_signaled(struct rnvme_queue *q)
 	return sum.sends_signaled;
 }
 
+static u64 rnvme_q_send_posts(struct rnvme_queue *q)
+{
+	struct rnvme_qstats sum;
+
+	rnvme_qstats_sum(q, &sum);
+	return sum.send_posts;
+}
+
 static u64 rnvme_q_parked(struct rnvme_queue *q)
 {
 	return READ_ONCE(q->parked_reqs);
@@ -145,6 +153,7 @@ static DEVICE_ATTR_RO(name)
 RNVME_QUEUE_SUM_ATTR(wr_posted);
 RNVME_QUEUE_SUM_ATTR(sends);
 RNVME_QUEUE_SUM_ATTR(sends_signaled);
+RNVME_QUEUE_SUM_ATTR(send_posts);
 RNVME_QUEUE_SUM_ATTR(parked);
 RNVME_QUEUE_SUM_ATTR(probes);
 RNVME_QUEUE_SUM_ATTR(mrs);
@@ -161,6 +170,7 @@ static struct attribute *rnvme_ctrl_attrs[] = {
 	&dev_attr_wr_posted.attr,
 	&dev_attr_sends.attr,
 	&dev_attr_sends_signaled.attr,
+	&dev_attr_send_posts.attr,
 	&dev_attr_parked.attr,
 	&dev_attr_probes.attr,
 	&dev_attr_mrs.attr,

@@ -412,11 +412,13 @@ void rnvme_qstats_sum(struct rnvme_queue *queue, struct rnvme_qstats *sum)
 	/* an ordered queue's SEND counts, written under post_lock, read whole */
 	sum->wr_posted = READ_ONCE(queue->locked_stats.wr_posted);
 	sum->sends_signaled = READ_ONCE(queue->locked_stats.sends_signaled);
+	sum->send_posts = READ_ONCE(queue->locked_stats.send_posts);
 	for_each_possible_cpu(cpu) {
 		const struct rnvme_qstats *s = per_cpu_ptr(queue->stats, cpu);
 
 		sum->wr_posted += READ_ONCE(s->wr_posted);
 		sum->sends_signaled += READ_ONCE(s->sends_signaled);
+		sum->send_posts += READ_ONCE(s->send_posts);
 	}
 }
 

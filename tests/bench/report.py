@@ -19,6 +19,8 @@ repetitions of the measure pass):
   wr_per_io           work requests the host posted (rnvme counts them:
                       sysfs wr_posted; the exact counts cannot give it, see
                       rxe_posts_per_io)
+  posts_per_io        the host's ib_post_send calls on its send queues, its
+                      doorbells (rnvme counts them: sysfs send_posts)
   cqe_per_io          host completions: calls of the transport's
                       completion handlers (*_done; exact counts of their
                       first instruction, or kprobe hits in the perf pass)
@@ -62,7 +64,7 @@ from pathlib import Path
 NAMES = {"rnvme": "rnvme", "rdma": "nvme_rdma", "tcp": "nvme_tcp"}
 MODULE_OF = {"rnvme": "rnvme", "rdma": "nvme_rdma", "tcp": "nvme_tcp"}
 KEYS = ["insn_per_io", "module_insn_per_io", "iops", "lat_p50", "lat_p99",
-        "lat_p999", "wr_per_io", "cqe_per_io", "rxe_posts_per_io",
+        "lat_p999", "wr_per_io", "posts_per_io", "cqe_per_io", "rxe_posts_per_io",
         "host_stack_per_io", "ib_shared_per_io", "target_share_per_io",
         "rxe_share_per_io"]
 # Soft-RoCE's post verbs: one call per ib_post_send/ib_post_recv/
@@ -347,6 +349,8 @@ def load(path):
         ios = run["ios"]
         run["insn_per_io"] = run["busy_ns"] / ios if ios else None
         run["wr_per_io"] = run["wr"] / ios if ios and run["wr"] >= 0 else None
+        posts = run.get("posts", -1)
+        run["posts_per_io"] = posts / ios if ios and posts >= 0 else None
         # kprobe hits cover the whole fio run, the window only a part of it
         all_ios = run.get("ios_total", ios)
         run["cqe_per_io"] = run["cqe"] / all_ios if all_ios and run["cqe"] >= 0 else None
@@ -478,8 +482,8 @@ def markdown(rows, clock, commit):
            f"functions (below).", ""]
     out.append("| workload | transport | insn/IO | ×rdma | module insn/IO | ×rdma | "
                "host stack/IO | ×rdma | IOPS | "
-               "p50 | p99 | p99.9 | WR/IO | CQE/IO | rxe posts/IO | pkts/IO |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+               "p50 | p99 | p99.9 | WR/IO | CQE/IO | rxe posts/IO | pkts/IO | posts/IO |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         q = r["ratio_vs_nvme_rdma"]
         out.append(f"| {r['workload']} | {r['transport']} | {fmt(r['insn_per_io'])} | "
@@ -488,7 +492,7 @@ def markdown(rows, clock, commit):
                    f"{fmt(q.get('host_stack_per_io'), 3)} | {fmt(r['iops'])} | {fmt(r['lat_p50'])} | "
                    f"{fmt(r['lat_p99'])} | {fmt(r['lat_p999'])} | {fmt(r['wr_per_io'], 2)} | "
                    f"{fmt(r['cqe_per_io'], 2)} | {fmt(r['rxe_posts_per_io'], 2)} | "
-                   f"{fmt(r['pkts_per_io'], 2)} |")
+                   f"{fmt(r['pkts_per_io'], 2)} | {fmt(r.get('posts_per_io'), 2)} |")
     prof = [r for r in rows if r.get("where")]
     if prof:
         classes = list(prof[0]["where"].keys())

@@ -172,14 +172,15 @@ declare -A tmod=([rnvme]=rnvme [rdma]=nvme_rdma [tcp]=nvme_tcp)
 exec {sleepfd}<> <(:)
 nap() { read -r -t "$1" -u "$sleepfd" _ || true; }
 ios_of() { local st; read -r -a st < "/sys/block/${1#/dev/}/stat"; echo $((st[0] + st[4])); }
-snap() { # DEV CTRL -> "clock idle ios wr pkts"
-	local now=${EPOCHREALTIME/[.,]/} w=-1 io
+snap() { # DEV CTRL -> "clock idle ios wr pkts posts"
+	local now=${EPOCHREALTIME/[.,]/} w=-1 sp=-1 io
 	io=$(ios_of "$1")
 	[ -r "/sys/class/nvme/$2/rnvme/wr_posted" ] && read -r w < "/sys/class/nvme/$2/rnvme/wr_posted"
-	awk -v now="${now}000" -v io="$io" -v w="$w" '
+	[ -r "/sys/class/nvme/$2/rnvme/send_posts" ] && read -r sp < "/sys/class/nvme/$2/rnvme/send_posts"
+	awk -v now="${now}000" -v io="$io" -v w="$w" -v sp="$sp" '
 		FILENAME == "/proc/timer_list" && /\.(idle|iowait)_sleeptime/ { i += $3 }
 		FILENAME == "/proc/net/dev" && FNR > 2 && $1 != "lo:" { p += $11 }
-		END { printf "%s %.0f %s %s %.0f\n", now, i, io, w, p }' /proc/timer_list /proc/net/dev
+		END { printf "%s %.0f %s %s %.0f %s\n", now, i, io, w, p, sp }' /proc/timer_list /proc/net/dev
 }
 
 # run_fio PASS REP NAME T ARGS [SCALE]: one measured fio run (window SCALE x
@@ -236,13 +237,14 @@ run_fio() {
 			echo "# perf report failed for $name on $t"
 		rm -f "$perfdata"
 	fi
-	# shellcheck disable=SC2086 # five numbers each
+	# shellcheck disable=SC2086 # six numbers each
 	set -- $a $b
-	window=$(($6 - $1)) idle=$(($7 - $2)) ios=$(($8 - $3))
+	window=$(($7 - $1)) idle=$(($8 - $2)) ios=$(($9 - $3))
 	busy=$((window - idle))
-	printf '{"pass": "%s", "transport": "%s", "workload": "%s", "rep": %d, "window_ns": %d, "busy_ns": %d, "ios": %d, "ios_total": %d, "tx_pkts": %d, "wr": %d, "cqe": %d, "fio": "%s"%s%s}\n' \
-		"$pass" "$t" "$name" "$r" "$window" "$busy" "$ios" $((io_end - io_start)) $((${10} - $5)) \
-		"$([ "$4" = -1 ] && echo -1 || echo $((${9} - $4)))" \
+	printf '{"pass": "%s", "transport": "%s", "workload": "%s", "rep": %d, "window_ns": %d, "busy_ns": %d, "ios": %d, "ios_total": %d, "tx_pkts": %d, "wr": %d, "posts": %d, "cqe": %d, "fio": "%s"%s%s}\n' \
+		"$pass" "$t" "$name" "$r" "$window" "$busy" "$ios" $((io_end - io_start)) $((${11} - $5)) \
+		"$([ "$4" = -1 ] && echo -1 || echo $((${10} - $4)))" \
+		"$([ "$6" = -1 ] && echo -1 || echo $((${12} - $6)))" \
 		"$([ "$pass" = profile ] && [ "$t" != tcp ] && echo $((cqe1 - cqe0)) || echo -1)" "$raw" \
 		"$([ "$pass" = profile ] && echo ", \"perf\": \"raw/$name.$t.perf.txt\", \"period\": $period")" \
 		"$exact" >> "$out"
