@@ -485,11 +485,13 @@ static __always_inline u64 rnvme_batch_clock(struct rnvme_comp_batch *b,
 /*
  * End an interrupt-driven I/O queue's request in its CQ context: through
  * this CPU's batch, unless blk-mq moved it to the submitting CPU or it
- * cannot be batched (see rnvme_batch_add() for @more).
+ * cannot be batched (see rnvme_batch_add() for @more).  The answer is read
+ * where it lies (@status, @result: the response buffer or the copy kept
+ * in the request), after the clock: nothing of it lives across that call.
  */
 static __always_inline void rnvme_end_batched_with(struct rnvme_request *req,
-						   __le16 status,
-						   union nvme_result result,
+						   const __le16 *status,
+						   const union nvme_result *result,
 						   bool more)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
@@ -498,9 +500,9 @@ static __always_inline void rnvme_end_batched_with(struct rnvme_request *req,
 
 	if (rnvme_tele_counting(req)) {
 		now = more ? rnvme_batch_clock(b, req) : ktime_get_ns();
-		rnvme_tele_answer(req->queue, req, status, now);
+		rnvme_tele_answer(req->queue, req, *status, now);
 	}
-	if (nvme_try_complete_req(rq, status, result) ||
+	if (nvme_try_complete_req(rq, *status, *result) ||
 	    rnvme_batch_add(b, rq, more, now))
 		return;
 	__rnvme_complete_rq(rq);
@@ -779,7 +781,15 @@ static noinline int rnvme_chain_post(struct rnvme_queue *queue,
 				stop = req;
 		if (!stop)
 			stop = first;
-		queue->last_sig_seq = stop->prev_sig_seq;
+		/*
+		 * As before @stop was numbered: the first signaled SEND from
+		 * @stop on knew it (none: last_sig_seq did not move since)
+		 */
+		for (req = stop; req; req = req->chain_next)
+			if (req->send_wr.send_flags & IB_SEND_SIGNALED) {
+				queue->last_sig_seq = req->prev_sig_seq;
+				break;
+			}
 	}
 	while (*failed)
 		failed = &(*failed)->chain_next;
@@ -904,7 +914,8 @@ static __always_inline int rnvme_post_req(struct rnvme_queue *queue,
 	rnvme_post_failed(queue, signaled, ret);
 	if (locked && req->mr && req->bad_wr == &req->send_wr)
 		rnvme_mr_orphan(queue, req);
-	queue->last_sig_seq = req->prev_sig_seq;
+	if (signaled)
+		queue->last_sig_seq = req->prev_sig_seq;
 	return ret;
 }
 
@@ -1092,8 +1103,8 @@ void rnvme_unpark(struct rnvme_queue *queue)
 		/* unlinked before it ends: the tag may be reused at once */
 		*link = req->park_next;
 		if (atomic_dec_and_test(&req->ref))
-			rnvme_end_batched_with(req, req->status, req->result,
-					       true);
+			rnvme_end_batched_with(req, &req->status,
+					       &req->result, true);
 	}
 	queue->parked_tail = link;
 	if (probe)
@@ -1233,7 +1244,7 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 	 * needs keeping only if the SEND's completion ends the request later.
 	 */
 	if (atomic_dec_and_test(&req->ref))
-		rnvme_end_batched_with(req, cqe->status, cqe->result,
+		rnvme_end_batched_with(req, &cqe->status, &cqe->result,
 				       rnvme_answers_due(queue));
 	else
 		rnvme_keep_response(req, cqe);
@@ -1431,9 +1442,10 @@ static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 	req->wait_retire = must_retire && !signaled;
 	/* the response (or invalidation) ends it, and a signaled SEND */
 	atomic_set(&req->ref, signaled ? 2 : 1);
-	req->prev_sig_seq = queue->last_sig_seq;
-	if (signaled)
+	if (signaled) {
+		req->prev_sig_seq = queue->last_sig_seq;
 		queue->last_sig_seq = seq;
+	}
 	/* a failed post restores last_sig_seq (rnvme_post_req()) */
 	err = rnvme_post_req(queue, req, signaled, ordered, last);
 	if (unlikely(err) && rnvme_tele_counting(req))

@@ -406,6 +406,7 @@ static __always_inline void rnvme_count_send(struct rnvme_queue *queue,
  *            to be retired
  * @chain_next: the next request of its queue's batch not yet posted
  * @prev_sig_seq: its queue's last_sig_seq before its SEND was numbered
+ *            (set only for a signaled SEND, the one that moves it)
  * @sge:      SGEs of the SEND: the SQE, then in-capsule data
  * @num_sge:  used entries of @sge
  * @reg_wr:   the REG_MR work request chained before the SEND
