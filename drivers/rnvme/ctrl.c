@@ -783,9 +783,11 @@ static void rnvme_port_event(struct rnvme_ctrl *ctrl, enum ib_event_type event)
  * The ACK watchdog of a live controller (see ack_watchdog_ms in main.c):
  * RNVME_ACK_WD_TICKS checks per period; a queue that had signaled SENDs
  * outstanding and no SEND completion over all of them starts error recovery.
- * A queue whose newest SENDs were unsignaled and that posts no more gets a
- * probe (rnvme_post_probe()), so that they are watched too.  Poll queues are
- * left out: their completions are reaped only when someone polls.
+ * An I/O queue that posts no more and whose newest SENDs were unsignaled, or
+ * whose commands wait for answers with nothing heard since the last check,
+ * gets a probe (rnvme_post_probe()), so that the path is watched too.  Poll
+ * queues are left out: their completions are reaped only when someone
+ * polls.
  */
 static void rnvme_ack_wd_work(struct work_struct *work)
 {
@@ -801,15 +803,19 @@ static void rnvme_ack_wd_work(struct work_struct *work)
 	for (i = 0; ms && i < ctrl->ctrl.queue_count; i++) {
 		struct rnvme_queue *queue = &ctrl->queues[i];
 		enum rnvme_ack_wd_verdict v;
+		u32 seq, rsps;
 		int pending;
 
 		if (!test_bit(RNVME_Q_LIVE, &queue->flags) || queue->poll)
 			continue;
 		pending = atomic_read(&queue->sends_pending);
+		seq = atomic_read(&queue->send_seq);
+		rsps = READ_ONCE(queue->rsp_count);
+		/* the admin queue's AER waits for ever: keep-alive watches it */
 		v = rnvme_ack_wd_tick(&queue->ack_wd, pending,
-				      READ_ONCE(queue->send_acks),
-				      atomic_read(&queue->send_seq),
-				      READ_ONCE(queue->retired_seq));
+				      READ_ONCE(queue->send_acks), seq,
+				      READ_ONCE(queue->retired_seq), rsps,
+				      i && seq != rsps);
 		if (v == RNVME_WD_PROBE && rnvme_post_probe(queue))
 			/* the QP failed; its error completion starts recovery */
 			continue;
@@ -828,8 +834,10 @@ static void rnvme_ack_wd_work(struct work_struct *work)
 		}
 
 		dev_warn(ctrl->ctrl.device,
-			 "queue %d: no RDMA acknowledgment of %d SEND(s) for %u ms: path silent, recovering\n",
-			 i, pending, ms);
+			 "queue %d: no RDMA acknowledgment of %d SEND(s)%s for %u ms: path silent, recovering\n",
+			 i, pending,
+			 test_bit(0, &queue->probe_busy) ?
+			 " (the watchdog's probe among them)" : "", ms);
 		rnvme_record_error(ctrl, "queue %d: no RDMA ACK for %u ms (ack_watchdog_ms)",
 				   i, ms);
 		rnvme_error_recovery(ctrl);

@@ -147,7 +147,8 @@ EXPORT_SYMBOL_IF_KUNIT(rnvme_clamp_sqsize);
  * at most RNVME_SIGNAL_INTERVAL in posting order, plus one for every CPU
  * that may be posting at the same time (they take sequence numbers and post
  * in either order; never more than there are commands).  Then the drain
- * work request and the watchdog probe (REG_MR + LOCAL_INV).
+ * work request, the watchdog probe (one zero-length RDMA WRITE) and one
+ * spare.
  */
 u32 rnvme_send_queue_depth(u32 queue_size, u32 cpus)
 {
@@ -657,31 +658,52 @@ EXPORT_SYMBOL_IF_KUNIT(rnvme_transport_name_error);
 
 /**
  * rnvme_ack_wd_tick - one ACK watchdog check of one queue
- * @wd:      the queue's watchdog state
- * @pending: signaled SENDs (and probes) posted and not completed yet
- * @acks:    the queue's signaled completion counter (wraps; only compared)
- * @seq:     sequence number of the queue's newest SEND (wraps)
- * @retired: sequence number of the newest SEND known complete
+ * @wd:          the queue's watchdog state
+ * @pending:     signaled SENDs (and probes) posted and not completed yet
+ * @acks:        the queue's signaled completion counter (wraps; only compared)
+ * @seq:         sequence number of the queue's newest SEND (wraps)
+ * @retired:     sequence number of the newest SEND known complete
+ * @rsps:        responses the queue received (wraps; only compared)
+ * @answers_due: commands of the queue wait for their responses
  *
  * A signaled SEND outstanding and no completion over the last
  * RNVME_ACK_WD_TICKS checks: the path is silent.  With nothing signaled
- * outstanding but unsignaled SENDs not known complete and no new SEND since
- * the last check (so no signaled one will follow soon), the queue must post
- * a probe, a signaled work request whose completion confirms them: it is
- * then the one outstanding.  A completion starts the count again.
+ * outstanding and no new SEND since the last check (so no signaled one will
+ * follow soon), the queue must post a probe, a signaled zero-length RDMA
+ * WRITE that the target's NIC acknowledges, when
+ * - unsignaled SENDs are not known complete: its completion confirms them;
+ * - or commands wait for responses and nothing was heard since the last
+ *   check (no response, no completion): the target acknowledged their
+ *   SENDs, and its answers may be lost in a path gone silent since.
+ * The probe is then the one outstanding, and the check that asked for it
+ * counts as its first quiet one.  A completion starts the count again.  A
+ * slow target that acknowledges the probe is never silent; it gets one
+ * probe every other check while it holds commands.
  */
 enum rnvme_ack_wd_verdict rnvme_ack_wd_tick(struct rnvme_ack_wd *wd,
 					    int pending, u32 acks, u32 seq,
-					    u32 retired)
+					    u32 retired, u32 rsps,
+					    bool answers_due)
 {
 	bool quiet_seq = seq == wd->seq_seen;
+	bool heard = rsps != wd->rsps_seen || acks != wd->acks_seen;
 
 	wd->seq_seen = seq;
+	wd->rsps_seen = rsps;
 	if (pending <= 0 || acks != wd->acks_seen) {
 		wd->acks_seen = acks;
 		wd->quiet_ticks = 0;
-		if (pending <= 0 && quiet_seq && (s32)(seq - retired) > 0)
+		if (pending <= 0 && quiet_seq &&
+		    ((s32)(seq - retired) > 0 || (answers_due && !heard))) {
+			/*
+			 * This check already found the queue quiet: it is
+			 * the probe's first quiet one, so a silent path is
+			 * found as many checks after the probe as after a
+			 * signaled SEND posted just before a check.
+			 */
+			wd->quiet_ticks = 1;
 			return RNVME_WD_PROBE;
+		}
 		return RNVME_WD_OK;
 	}
 	if (wd->quiet_ticks < RNVME_ACK_WD_TICKS)

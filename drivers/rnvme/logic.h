@@ -202,17 +202,19 @@ struct rnvme_ack_wd {
 	u32	acks_seen;
 	u32	quiet_ticks;
 	u32	seq_seen;
+	u32	rsps_seen;
 };
 
 enum rnvme_ack_wd_verdict {
 	RNVME_WD_OK,		/* progress, or nothing outstanding */
-	RNVME_WD_PROBE,		/* only unsignaled SENDs unconfirmed: probe */
+	RNVME_WD_PROBE,		/* nothing signaled to watch: probe the path */
 	RNVME_WD_SILENT,	/* no acknowledgment for the whole period */
 };
 
 enum rnvme_ack_wd_verdict rnvme_ack_wd_tick(struct rnvme_ack_wd *wd,
 					    int pending, u32 acks, u32 seq,
-					    u32 retired);
+					    u32 retired, u32 rsps,
+					    bool answers_due);
 
 /*
  * A SEND with in-capsule data or behind a REG_MR, on a queue with at least

@@ -131,7 +131,7 @@ struct rnvme_mr {
 /**
  * struct rnvme_qstats - statistics any context of a queue may add to
  * @wr_posted:      work requests posted: SENDs, REG_MRs, LOCAL_INVs, receives,
- *                  and a probe's two (sysfs wr_posted, make bench's WR/IO)
+ *                  and probes (sysfs wr_posted, make bench's WR/IO)
  * @sends_signaled: SENDs posted signaled, the AER's included
  *
  * One per CPU and queue: an admin or poll queue posts from several CPUs at
@@ -283,13 +283,13 @@ struct rnvme_queue {
 	spinlock_t		sqe_lock;
 	struct list_head	sqe_mapped;
 	/*
-	 * The watchdog's probe: a signaled REG_MR + unsignaled LOCAL_INV of
-	 * a private MR, posted when only unsignaled SENDs are outstanding.
+	 * The watchdog's probe: a signaled zero-length RDMA WRITE, posted
+	 * when nothing signaled is outstanding to confirm unsignaled SENDs or
+	 * a path whose answers stopped (rnvme_ack_wd_tick()); set up only on
+	 * interrupt-driven I/O queues (@probe_wr.wr.wr_cqe not NULL).
 	 */
-	struct ib_mr		*probe_mr;
 	struct ib_cqe		probe_cqe;
-	struct ib_reg_wr	probe_reg;
-	struct ib_send_wr	probe_inv;
+	struct ib_rdma_wr	probe_wr;
 	unsigned long		probe_busy;
 	u32			probe_seq;
 	/*

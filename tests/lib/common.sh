@@ -797,13 +797,26 @@ ctrl_attr() { cat "/sys/class/nvme/$1/$2" 2>/dev/null; }
 # longest completion is the longest time the application saw no progress.
 # fio_stall_stop ends the run before SECS (SIGINT) and waits for it; SECS
 # stays the upper bound (no verify state file: fio would write one into the
-# working directory on a stop).
+# working directory on a stop).  With FIO_STALL_LATLOG=1 fio also logs every
+# completion's latency and time (OUTFILE_clat.1.log) for fio_stall_longest.
 fio_stall_start() {
+	local log=()
+	[ "${FIO_STALL_LATLOG:-0}" = 1 ] && log=(--write_lat_log="$4" --log_avg_msec=0 --log_unix_epoch=1)
 	fio --name=stall --filename="$1" --ioengine=libaio --direct=1 --iodepth="$2" \
 		--rw=randwrite --bs=4k --size=32M --time_based --runtime="$3" \
 		--verify=crc32c --verify_backlog=64 --verify_fatal=1 --verify_state_save=0 \
-		--output-format=json --output="$4" > "$4.stderr" 2>&1 &
+		"${log[@]}" --output-format=json --output="$4" > "$4.stderr" 2>&1 &
 	FIO_PID=$!
+}
+# fio_stall_longest OUTFILE T_NS: when the longest completion of a
+# FIO_STALL_LATLOG=1 run began and ended, in seconds after the clock T_NS
+# (now_ns), and how many completions took over 1 s: "LAT START END SLOW".
+fio_stall_longest() {
+	awk -F', *' -v off="$((-$2 / 1000000))" '
+		$2 > m { m = $2; end = $1 }
+		$2 > 1e9 { slow++ }
+		END { if (m) printf "%.3f %.3f %.3f %d\n", m / 1e9, (end + off) / 1e3 - m / 1e9, (end + off) / 1e3, slow }
+	' "$1"_clat.1.log 2>/dev/null
 }
 # fio_stall_stop: SIGINT the fio_stall_start run and wait for it; FIO_RC is
 # its exit status, with the one fio gives for a stop it was asked for (128:

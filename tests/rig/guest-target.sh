@@ -56,10 +56,28 @@ rt_loss() { # A|B on|off: the NIC silently drops everything it sends (netem loss
 		tc qdisc del dev "$dev" root 2>/dev/null || true
 	fi
 }
+rt_slow() { # MS|off: every command of the namespace takes MS more in its backend (dm-delay), or not
+	local ns=$SUB/namespaces/1 dev size
+	if [ "$1" = off ]; then
+		[ -e /dev/mapper/rnvmeslow ] || return 0
+		echo 0 > "$ns/enable" && cat "$RIG_SLOW_ORIG" > "$ns/device_path" &&
+			echo 1 > "$ns/enable" && dmsetup remove --noudevsync rnvmeslow
+		return
+	fi
+	dev=$(cat "$ns/device_path") && size=$(blockdev --getsz "$dev") || return 1
+	echo "$dev" > "$RIG_SLOW_ORIG"
+	modprobe dm_delay &&
+		echo "0 $size delay $dev 0 $1" | dmsetup create --noudevsync rnvmeslow &&
+		dmsetup mknodes rnvmeslow &&
+		echo 0 > "$ns/enable" && echo /dev/mapper/rnvmeslow > "$ns/device_path" &&
+		echo 1 > "$ns/enable"
+}
+RIG_SLOW_ORIG=/tmp/rig-slow-orig
 rt_reset() { # back to the exported state after a suite
 	local p
 	rt_loss A off
 	rt_loss B off
+	rt_slow off
 	echo 128 > "$SUB/attr_qid_max"
 	for p in 1 2; do
 		[ -e "$NVMET_CFS/ports/$p/subsystems/$TEST_NQN" ] || rt_port_on "$p"

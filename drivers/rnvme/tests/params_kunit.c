@@ -183,7 +183,8 @@ static void rnvme_params_ack_watchdog(struct kunit *test)
 /* a tick with every SEND signaled (nothing unretired): true when silent */
 static bool wd_silent(struct rnvme_ack_wd *wd, int pending, u32 acks)
 {
-	return rnvme_ack_wd_tick(wd, pending, acks, 0, 0) == RNVME_WD_SILENT;
+	return rnvme_ack_wd_tick(wd, pending, acks, 0, 0, 0, false) ==
+	       RNVME_WD_SILENT;
 }
 
 static void rnvme_ack_wd_silent_queue(struct kunit *test)
@@ -234,25 +235,78 @@ static void rnvme_ack_wd_unsignaled_tail(struct kunit *test)
 	struct rnvme_ack_wd wd = {};
 
 	/* SENDs 1..20 posted, 16 signaled and completed: 17..20 unconfirmed */
-	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 1, 20, 16), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 1, 20, 16, 0, false), RNVME_WD_OK);
 	/* more SENDs since the last check: a signaled one will follow */
-	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 1, 25, 16), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 1, 25, 16, 0, false), RNVME_WD_OK);
 	/* none since: probe */
-	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 1, 25, 16), RNVME_WD_PROBE);
-	/* the probe outstanding and unanswered: silent after the full period */
-	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 25, 16), RNVME_WD_OK);
-	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 25, 16), RNVME_WD_OK);
-	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 25, 16), RNVME_WD_OK);
-	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 25, 16), RNVME_WD_SILENT);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 1, 25, 16, 0, false), RNVME_WD_PROBE);
+	/*
+	 * The probe outstanding and unanswered: the check that posted it was
+	 * the first quiet one, so silent RNVME_ACK_WD_TICKS - 1 checks later,
+	 * as a signaled SEND posted just before a check is.  One check more
+	 * (1.875-2.25 s from the newest SEND's post at the default 1500 ms
+	 * against 1.125-1.5 s for a signaled one) was what a QD1 read waited.
+	 */
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 25, 16, 0, false), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 25, 16, 0, false), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 25, 16, 0, false), RNVME_WD_SILENT);
+	/* a probe answered before the last of those checks: not silent */
+	wd = (struct rnvme_ack_wd){};
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 1, 30, 16, 0, false), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 1, 30, 16, 0, false), RNVME_WD_PROBE);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 30, 16, 0, false), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 1, 1, 30, 16, 0, false), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 2, 30, 30, 0, false), RNVME_WD_OK);
 	/* answered: everything retired, an idle queue stays quiet */
-	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 2, 25, 25), RNVME_WD_OK);
-	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 2, 25, 25), RNVME_WD_OK);
-	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 2, 25, 25), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 2, 25, 25, 0, false), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 2, 25, 25, 0, false), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 2, 25, 25, 0, false), RNVME_WD_OK);
 	/* sequence numbers wrap */
 	wd = (struct rnvme_ack_wd){ .seq_seen = 3 };
-	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 0, 3, U32_MAX - 2),
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 0, 3, U32_MAX - 2, 0, false),
 			RNVME_WD_PROBE);
-	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 0, 3, 3), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, rnvme_ack_wd_tick(&wd, 0, 0, 3, 3, 0, false), RNVME_WD_OK);
+}
+
+/* one check of a queue whose SENDs are all retired, @rsps answers heard */
+static enum rnvme_ack_wd_verdict wd_due(struct rnvme_ack_wd *wd, int pending,
+					u32 acks, u32 rsps, bool due)
+{
+	return rnvme_ack_wd_tick(wd, pending, acks, 5, 5, rsps, due);
+}
+
+static void rnvme_ack_wd_answers_due(struct kunit *test)
+{
+	struct rnvme_ack_wd wd = {};
+	u32 i;
+
+	/*
+	 * SENDs 1..5 acknowledged, 3 answered: the path fell silent between
+	 * the target's acknowledgment and its answers.  Nothing signaled is
+	 * outstanding, so only a probe finds it (keep-alive did, later).
+	 */
+	KUNIT_EXPECT_EQ(test, wd_due(&wd, 0, 1, 3, true), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, wd_due(&wd, 0, 1, 3, true), RNVME_WD_PROBE);
+	KUNIT_EXPECT_EQ(test, wd_due(&wd, 1, 1, 3, true), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, wd_due(&wd, 1, 1, 3, true), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, wd_due(&wd, 1, 1, 3, true), RNVME_WD_SILENT);
+
+	/* a slow target acknowledges every probe: never silent */
+	wd = (struct rnvme_ack_wd){};
+	KUNIT_EXPECT_EQ(test, wd_due(&wd, 0, 1, 3, true), RNVME_WD_OK);
+	for (i = 2; i < 4 * RNVME_ACK_WD_TICKS; i++) {
+		KUNIT_EXPECT_EQ(test, wd_due(&wd, 0, i - 1, 3, true),
+				RNVME_WD_PROBE);
+		/* acknowledged before the next check: heard, no probe */
+		KUNIT_EXPECT_EQ(test, wd_due(&wd, 0, i, 3, true), RNVME_WD_OK);
+	}
+	/* an answer is heard too */
+	KUNIT_EXPECT_EQ(test, wd_due(&wd, 0, i - 1, 3, true), RNVME_WD_PROBE);
+	KUNIT_EXPECT_EQ(test, wd_due(&wd, 1, i - 1, 4, true), RNVME_WD_OK);
+	KUNIT_EXPECT_EQ(test, wd_due(&wd, 0, i, 4, true), RNVME_WD_OK);
+	/* everything answered: an idle queue is never probed */
+	for (i = 0; i < 3 * RNVME_ACK_WD_TICKS; i++)
+		KUNIT_EXPECT_EQ(test, wd_due(&wd, 0, 9, 5, false), RNVME_WD_OK);
 }
 
 static void rnvme_send_signaling(struct kunit *test)
@@ -317,6 +371,7 @@ static struct kunit_case rnvme_params_cases[] = {
 	KUNIT_CASE(rnvme_ack_wd_silent_queue),
 	KUNIT_CASE(rnvme_ack_wd_idle_queue),
 	KUNIT_CASE(rnvme_ack_wd_unsignaled_tail),
+	KUNIT_CASE(rnvme_ack_wd_answers_due),
 	KUNIT_CASE(rnvme_send_signaling),
 	{}
 };

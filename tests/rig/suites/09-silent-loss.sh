@@ -61,10 +61,12 @@ ok "two paths: $CTRL_A (A) and $CTRL_B (B) behind $HEAD_DEV, round-robin, defaul
 
 for qd in 1 16; do
 	out=/tmp/fio-silent-$qd.json
-	fio_stall_start "$HEAD_DEV" "$qd" $((3 + LOSS + RETURN_MAX + 4)) "$out"
+	FIO_STALL_LATLOG=1 fio_stall_start "$HEAD_DEV" "$qd" $((3 + LOSS + RETURN_MAX + 4)) "$out"
 	sleep 3
+	echo "rnvme-test: 09 QD$qd: path A's loss asked for" > /dev/kmsg
 	t=$(now_ns)
 	rig_t rt_loss A on >/dev/null || not_ok "QD$qd: target drops path A's packets"
+	echo "rnvme-test: 09 QD$qd: path A's loss in place" > /dev/kmsg
 	if wait_for "$LOSS" ctrl_not "$CTRL_A" live; then
 		echo "# QD$qd: path A's silence found $WAIT_ELAPSED s after it began (state $(ctrl_state "$CTRL_A"))"
 		found=1
@@ -89,6 +91,13 @@ for qd in 1 16; do
 	if [ "$rc" = 0 ] && [ "${ferr:-x}" = 0 ]; then
 		ok "QD$qd: fio wrote $nw and verified $nr blocks through the silence, 0 errors"
 		tap_within "QD$qd: longest I/O stall" "$stall" "$STALL_MAX"
+		# where the stall went: the longest I/O against the loss (asked
+		# for at 0), its detection and the recovery in the kernel log
+		read -r lat l0 l1 slow <<< "$(fio_stall_longest "$out" "$t")"
+		echo "# QD$qd: longest I/O ${lat:-?} s, from ${l0:-?} to ${l1:-?} s after the loss was asked for; ${slow:-?} I/Os over 1 s"
+		dmesg | sed -n "/rnvme-test: 09 QD$qd: path A's loss asked/,\$p" |
+			grep -E "rnvme-test: 09 QD$qd|path silent|error recovery|reconnecting in" |
+			head -n 5 | sed "s/^/# QD$qd: /"
 	else
 		not_ok "QD$qd: fio wrote and verified through the silence" "fio exit $rc" "$(tail -n 15 "$out.stderr")"
 	fi
