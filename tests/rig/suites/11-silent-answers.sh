@@ -9,10 +9,15 @@
 # answer: nothing signaled is outstanding, so the ACK watchdog hears the
 # silence only through its probe (a zero-length RDMA WRITE on the I/O
 # queue).  Without the probe keep-alive's next command on the admin queue
-# found it, up to kato/2 (2.5 s) later.  Per round: the silence is found on
-# an I/O queue by the probe; fio's longest I/O within 3 s + the backend's
-# time (the failed-over command waits in it again on B); fio verifies with
-# no error; path A back.  Under HOST_DRIVER=inbox the suite is skipped.
+# found it, up to kato/2 (2.5 s by default) later.  The paths connect with
+# keep_alive_tmo=60: keep-alive's first command comes 30 s after each
+# (re)connect, after the round, so it cannot find the silence first (with
+# the default it did once in two rounds).  Per round: the silence is found on
+# an I/O queue by the probe; fio's longest I/O within 3 s + twice the
+# backend's time (the command had waited up to one before the loss began,
+# and waits one again on B after the failover; the probe finds the silence
+# within 1.9 s of its start: up to two checks to the next probe, three
+# after it); fio verifies with no error; path A back.  Under HOST_DRIVER=inbox the suite is skipped.
 set -uo pipefail
 # shellcheck source-path=SCRIPTDIR source=../../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
@@ -26,16 +31,16 @@ rig_setup
 [ "$HOST_DRIVER" != inbox ] || tap_skip_all "rnvme's ACK watchdog probe (the in-tree driver has none)"
 BACKEND_MS=${TEST_BACKEND_MS:-1000}
 ROUNDS=${TEST_ROUNDS:-2}
-STALL_MAX=$(awk -v b="$BACKEND_MS" 'BEGIN { printf "%.1f", 3 + b / 1000 }')
+STALL_MAX=$(awk -v b="$BACKEND_MS" 'BEGIN { printf "%.1f", 3 + 2 * b / 1000 }')
 wd=$(cat /sys/module/rnvme/parameters/ack_watchdog_ms)
 [ "$wd" != 0 ] || tap_skip_all "ack_watchdog_ms is 0 (off)"
 
 rig_t rt_slow "$BACKEND_MS" >/dev/null || bail "target: dm-delay of $BACKEND_MS ms under the namespace"
 rig_t rt_ana 2 non-optimized >/dev/null || bail "target: port 2 (path B) ANA non-optimized"
-rig_connect_both "" || bail "connect both paths"
+rig_connect_both "keep_alive_tmo=60" || bail "connect both paths"
 wait_for 20 path_ana_is "$CTRL_B" non-optimized ||
 	bail "path B not non-optimized on the host (ana_state '$(path_ana "$CTRL_B")')"
-ok "two paths: $CTRL_A (A, optimized) and $CTRL_B (B, non-optimized); the backend takes $BACKEND_MS ms per command"
+ok "two paths: $CTRL_A (A, optimized) and $CTRL_B (B, non-optimized), keep_alive_tmo 60; the backend takes $BACKEND_MS ms per command"
 
 for r in $(seq "$ROUNDS"); do
 	out=/tmp/fio-answers-$r.json
