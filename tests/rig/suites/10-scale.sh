@@ -13,7 +13,10 @@
 #     longer than the target's keep-alive (a switch reboot), with ctrl_loss_tmo
 #     above it: every controller comes back by itself after the wire returns; if
 #     not, a fresh connect under another host NQN tells the target's side from
-#     the host's;
+#     the host's.  For the drivers in TEST_SCALE_LONG_DRIVERS (default rnvme:
+#     nvme_rdma's figure, 3.29 s against rnvme's 3.38 s on 0c4d3c9, is not
+#     compared, and its 75 s pay for rig 11 in make check; the full matrix,
+#     RNVME_CHECK_FULL=1, runs both);
 #  4. teardown: time per controller; memory back within a bound.
 # fio writes and verifies through the first controller's namespace during 2 and 3
 # for the drivers in TEST_SCALE_VERIFY (default rnvme).  nvme_rdma is measured
@@ -39,6 +42,7 @@ STORM_S=${TEST_SCALE_STORM_S:-10}
 # bare storms per driver (no I/O on either driver): their median is compared
 STORMS=${TEST_SCALE_STORMS:-3}
 LONG_S=${TEST_SCALE_LONG_S:-60}
+LONG_DRIVERS=${TEST_SCALE_LONG_DRIVERS:-rnvme}
 VERIFY=${TEST_SCALE_VERIFY:-rnvme}
 DRIVERS=${TEST_SCALE_DRIVERS:-rnvme inbox}
 work=/run/rnvme-scale
@@ -239,7 +243,7 @@ for drv in $DRIVERS; do
 
 	# 3. long outage: the wire, not the port, for longer than the target's
 	# keep-alive; the target drops its side of every association meanwhile
-	if [ "$LONG_S" -gt 0 ]; then
+	if [ "$LONG_S" -gt 0 ] && [[ " $LONG_DRIVERS " == *" $drv "* ]]; then
 		fx_dmesg_mark "long-$drv"
 		if [ "$verify" = 1 ]; then
 			fio_verify_start "$sample" 32M "$work/long-$drv.json"
