@@ -811,11 +811,15 @@ static void rnvme_ack_wd_work(struct work_struct *work)
 		pending = atomic_read(&queue->sends_pending);
 		seq = atomic_read(&queue->send_seq);
 		rsps = READ_ONCE(queue->rsp_count);
-		/* the admin queue's AER waits for ever: keep-alive watches it */
+		/*
+		 * answers due count only where the probe hears the path: an
+		 * I/O queue not on iWARP (the admin queue's AER waits for
+		 * ever, and keep-alive watches it)
+		 */
 		v = rnvme_ack_wd_tick(&queue->ack_wd, pending,
 				      READ_ONCE(queue->send_acks), seq,
 				      READ_ONCE(queue->retired_seq), rsps,
-				      i && seq != rsps);
+				      queue->probe_hears && seq != rsps);
 		if (v == RNVME_WD_PROBE && rnvme_post_probe(queue))
 			/* the QP failed; its error completion starts recovery */
 			continue;

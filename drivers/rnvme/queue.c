@@ -453,6 +453,7 @@ static void rnvme_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rnvme_queue *queue = wc->qp->qp_context;
 
+	/* an error of an unsignaled LOCAL_INV (iWARP's probe) ends up here too */
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		rnvme_wr_error(cq, wc, "watchdog probe");
 		return;
@@ -465,23 +466,78 @@ static void rnvme_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * The watchdog's probe for an I/O queue with interrupts: a zero-length RDMA
- * WRITE.  The target's NIC acknowledges it without touching memory or
- * checking the key (InfiniBand C9-88; iWARP and Soft-RoCE alike), and the
- * target's software never sees it.  Its completion comes, in send queue
- * order, after every SEND posted before it has completed, and only once the
- * target answered on the wire: it confirms unsignaled SENDs and a path
- * whose responses stopped alike.  A local operation (REG_MR) would do the
- * first and not the second.
+ * The watchdog's probe for an I/O queue with interrupts.  Its completion
+ * comes, in send queue order, after every SEND posted before it: it retires
+ * them.
+ *
+ * On InfiniBand and RoCE it is a zero-length RDMA WRITE.  The target's NIC
+ * acknowledges it without touching memory or checking the key (InfiniBand
+ * C9-88; Soft-RoCE alike), and nvmet never sees it; it completes only once
+ * the target answered on the wire, so it also hears a path whose answers
+ * stopped (@probe_hears).
+ *
+ * On iWARP a work request completes when the local TCP stack took it, so a
+ * WRITE would hear nothing more, and siw left a zero-length one unfinished
+ * (04 over siw on the debug kernel: the probe tripped the watchdog after
+ * every reconnect).  There it is a REG_MR of a private MR over one receive
+ * buffer (local access only), signaled, and an unsignaled LOCAL_INV that
+ * frees the MR for the next probe.  The REG_MR is the signaled one because
+ * a LOCAL_INV is fenced (it waits until everything before it is retired),
+ * and a provider that misses the wakeup ending that wait would leave a
+ * signaled LOCAL_INV pending until the next post (Soft-RoCE did); a
+ * LOCAL_INV held that way is run by the next post.
  */
-static void rnvme_init_probe(struct rnvme_queue *queue)
+static int rnvme_alloc_probe(struct rnvme_queue *queue)
 {
+	struct scatterlist sg;
+	struct ib_mr *mr;
+	int n;
+
+	queue->probe_first = NULL;
+	queue->probe_hears = false;
+	if (!rnvme_queue_idx(queue) || queue->poll)
+		return 0;
+
 	queue->probe_cqe.done = rnvme_probe_done;
-	queue->probe_wr = (struct ib_rdma_wr){
-		.wr.opcode	= IB_WR_RDMA_WRITE,
+	if (!rdma_protocol_iwarp(queue->ibdev, queue->cm_id->port_num)) {
+		queue->probe_write = (struct ib_rdma_wr){
+			.wr.opcode	= IB_WR_RDMA_WRITE,
+			.wr.wr_cqe	= &queue->probe_cqe,
+			.wr.send_flags	= IB_SEND_SIGNALED,
+		};
+		queue->probe_first = &queue->probe_write.wr;
+		queue->probe_hears = true;
+		return 0;
+	}
+
+	mr = ib_alloc_mr(queue->dev->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = queue->rsp_ring[0].dma;
+	sg_dma_len(&sg) = sizeof(struct nvme_completion);
+	n = ib_map_mr_sg(mr, &sg, 1, NULL, SZ_4K);
+	if (n != 1) {
+		ib_dereg_mr(mr);
+		return n < 0 ? n : -EINVAL;
+	}
+
+	queue->probe_reg = (struct ib_reg_wr){
+		.wr.opcode	= IB_WR_REG_MR,
 		.wr.wr_cqe	= &queue->probe_cqe,
 		.wr.send_flags	= IB_SEND_SIGNALED,
+		.wr.next	= &queue->probe_inv,
+		.mr		= mr,
+		.access		= IB_ACCESS_LOCAL_WRITE,
 	};
+	queue->probe_inv = (struct ib_send_wr){
+		.opcode		= IB_WR_LOCAL_INV,
+		.wr_cqe		= &queue->probe_cqe,
+	};
+	queue->probe_mr = mr;
+	queue->probe_first = &queue->probe_reg.wr;
+	return 0;
 }
 
 /**
@@ -498,12 +554,19 @@ static void rnvme_init_probe(struct rnvme_queue *queue)
  */
 int rnvme_post_probe(struct rnvme_queue *queue)
 {
+	struct ib_mr *mr = queue->probe_mr;
 	unsigned long flags;
 	int ret;
 
-	if (!queue->probe_wr.wr.wr_cqe ||
-	    test_and_set_bit(0, &queue->probe_busy))
+	if (!queue->probe_first || test_and_set_bit(0, &queue->probe_busy))
 		return 0;
+
+	if (mr) {
+		/* a fresh key for every registration */
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+		queue->probe_reg.key = mr->rkey;
+		queue->probe_inv.ex.invalidate_rkey = mr->rkey;
+	}
 
 	/* numbered in send queue order, like a SEND (rnvme_submit()) */
 	spin_lock_irqsave(&queue->post_lock, flags);
@@ -519,7 +582,7 @@ int rnvme_post_probe(struct rnvme_queue *queue)
 	}
 	queue->probe_seq = atomic_read(&queue->send_seq);
 	rnvme_send_posted(queue);
-	ret = ib_post_send(queue->qp, &queue->probe_wr.wr, NULL);
+	ret = ib_post_send(queue->qp, queue->probe_first, NULL);
 	if (!ret) {
 		queue->last_sig_seq = queue->probe_seq;
 		/*
@@ -539,7 +602,7 @@ int rnvme_post_probe(struct rnvme_queue *queue)
 				    rnvme_queue_idx(queue), ret);
 		return ret;
 	}
-	rnvme_count_wrs(queue, 1);
+	rnvme_count_wrs(queue, mr ? 2 : 1);
 	return 0;
 }
 
@@ -624,13 +687,15 @@ int rnvme_create_queue_ib(struct rnvme_queue *queue)
 		goto out_free_ring;
 	}
 
-	memset(&queue->probe_wr, 0, sizeof(queue->probe_wr));
-	if (rnvme_queue_idx(queue) && !queue->poll)
-		rnvme_init_probe(queue);
+	ret = rnvme_alloc_probe(queue);
+	if (ret)
+		goto out_free_mrs;
 
 	set_bit(RNVME_Q_TR_READY, &queue->flags);
 	return 0;
 
+out_free_mrs:
+	rnvme_free_mrs(queue);
 out_free_ring:
 	kfree(queue->rsp_wr);
 	queue->rsp_wr = NULL;
@@ -667,8 +732,12 @@ void rnvme_destroy_queue_ib(struct rnvme_queue *queue)
 	queue->qp = NULL;
 	/* no work request of the QP can use them now */
 	rnvme_free_mrs(queue);
-	/* nothing reads the SQEs any more */
+	/* nothing reads the SQEs or uses the probe MR any more */
 	rnvme_unmap_sqes(queue);
+	if (queue->probe_mr) {
+		ib_dereg_mr(queue->probe_mr);
+		queue->probe_mr = NULL;
+	}
 	rnvme_free_cq(queue, cq);
 	kfree(queue->rsp_wr);
 	queue->rsp_wr = NULL;

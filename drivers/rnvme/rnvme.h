@@ -283,13 +283,19 @@ struct rnvme_queue {
 	spinlock_t		sqe_lock;
 	struct list_head	sqe_mapped;
 	/*
-	 * The watchdog's probe: a signaled zero-length RDMA WRITE, posted
-	 * when nothing signaled is outstanding to confirm unsignaled SENDs or
-	 * a path whose answers stopped (rnvme_ack_wd_tick()); set up only on
-	 * interrupt-driven I/O queues (@probe_wr.wr.wr_cqe not NULL).
+	 * The watchdog's probe (queue.c, rnvme_alloc_probe()), posted when
+	 * nothing signaled is outstanding, from @probe_first (NULL: none on
+	 * this queue): a signaled zero-length RDMA WRITE, which hears the
+	 * path (@probe_hears), or on iWARP a signaled REG_MR + unsignaled
+	 * LOCAL_INV of the private @probe_mr, which only retires SENDs.
 	 */
 	struct ib_cqe		probe_cqe;
-	struct ib_rdma_wr	probe_wr;
+	struct ib_send_wr	*probe_first;
+	struct ib_rdma_wr	probe_write;
+	struct ib_mr		*probe_mr;
+	struct ib_reg_wr	probe_reg;
+	struct ib_send_wr	probe_inv;
+	bool			probe_hears;
 	unsigned long		probe_busy;
 	u32			probe_seq;
 	/*
