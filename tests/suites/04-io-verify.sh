@@ -172,6 +172,19 @@ else
 fi
 check "blkdiscard on the whole of $B" timeout 120 blkdiscard "$B"
 
+# A working path is never taken for a broken one: nothing above cut or
+# slowed the fabric, so neither controller may have gone through error
+# recovery (rnvme counts them; a false "path silent" from the ACK watchdog
+# stalled I/O for a reconnect of 12 s each, three times in one run over siw
+# on the debug kernel).
+if [ -e "/sys/class/nvme/$ca/rnvme/error_recoveries" ]; then
+	ra=$(cat "/sys/class/nvme/$ca/rnvme/error_recoveries")
+	rb=$(cat "/sys/class/nvme/$cb/rnvme/error_recoveries")
+	tap_result "no error recovery on a working path ($ca: $ra, $cb: $rb)" \
+		"$([ "$ra" = 0 ] && [ "$rb" = 0 ] && echo 0 || echo 1)" \
+		"$(fx_dmesg_since_mark | grep -E 'recover|silent' | tail -n 8)"
+fi
+
 rm -rf "$FIO_LOG"
 check "disconnect-all" timeout 120 nvme disconnect-all
 suite_end
