@@ -826,6 +826,15 @@ static void rnvme_ack_wd_work(struct work_struct *work)
 		if (v != RNVME_WD_SILENT)
 			continue;
 		/*
+		 * On iWARP no completion says the target heard anything: a
+		 * SEND waits there for TCP's window and for the READ responses
+		 * queued ahead of it (over siw on the debug kernel, past 1.5 s
+		 * on a working path, three false recoveries in one 04 run).
+		 * Keep-alive watches that path, as it does for nvme_rdma.
+		 */
+		if (queue->send_acks_local)
+			continue;
+		/*
 		 * Silent is what the host has seen; completions waiting in
 		 * the CQ for their handler mean the fabric answered and the
 		 * host has not looked yet: judged again at the next check.

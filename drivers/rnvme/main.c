@@ -125,7 +125,8 @@ MODULE_PARM_DESC(retry_count,
  * CM's default on Soft-RoCE) or the keep-alive.  A slow target does not
  * trip it: its NIC acknowledges a command's SEND when it arrives, long
  * before the command completes.  A fabric that holds a SEND's
- * acknowledgment back for that long (a pause storm) does.
+ * acknowledgment back for that long (a pause storm) does.  InfiniBand and
+ * RoCE only: on iWARP a SEND's completion says the local TCP stack took it.
  */
 unsigned int rnvme_ack_watchdog_ms = RNVME_ACK_WD_DEFAULT_MS;
 
@@ -156,7 +157,7 @@ static const struct kernel_param_ops rnvme_ack_watchdog_ops = {
 
 module_param_cb(ack_watchdog_ms, &rnvme_ack_watchdog_ops, &rnvme_ack_watchdog_ms, 0644);
 MODULE_PARM_DESC(ack_watchdog_ms,
-		 "Recover a controller when a queue's SENDs get no RDMA acknowledgment for this long (ms; 0 off, 100-600000; default 1500)");
+		 "Recover a controller when a queue's SENDs get no RDMA acknowledgment for this long (ms; 0 off, 100-600000; default 1500; InfiniBand and RoCE, not iWARP)");
 
 unsigned int rnvme_reconnect_jitter;
 

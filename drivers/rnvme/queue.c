@@ -495,11 +495,13 @@ static int rnvme_alloc_probe(struct rnvme_queue *queue)
 
 	queue->probe_first = NULL;
 	queue->probe_hears = false;
+	queue->send_acks_local = rdma_protocol_iwarp(queue->ibdev,
+						     queue->cm_id->port_num);
 	if (!rnvme_queue_idx(queue) || queue->poll)
 		return 0;
 
 	queue->probe_cqe.done = rnvme_probe_done;
-	if (!rdma_protocol_iwarp(queue->ibdev, queue->cm_id->port_num)) {
+	if (!queue->send_acks_local) {
 		queue->probe_write = (struct ib_rdma_wr){
 			.wr.opcode	= IB_WR_RDMA_WRITE,
 			.wr.wr_cqe	= &queue->probe_cqe,

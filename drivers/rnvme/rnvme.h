@@ -296,6 +296,13 @@ struct rnvme_queue {
 	struct ib_reg_wr	probe_reg;
 	struct ib_send_wr	probe_inv;
 	bool			probe_hears;
+	/*
+	 * iWARP: a SEND completes once the local TCP stack has taken it, so a
+	 * late completion is the target's pace (TCP flow control, READ
+	 * responses queued ahead of it), not a silent path; the ACK watchdog
+	 * leaves such a queue to keep-alive and TCP (rnvme_ack_wd_work()).
+	 */
+	bool			send_acks_local;
 	unsigned long		probe_busy;
 	u32			probe_seq;
 	/*
