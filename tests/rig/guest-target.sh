@@ -56,6 +56,63 @@ rt_loss() { # A|B on|off: the NIC silently drops everything it sends (netem loss
 		tc qdisc del dev "$dev" root 2>/dev/null || true
 	fi
 }
+rt_loss_held() { # A|B: as rt_loss on, once the slow backend (rt_slow) holds a new command
+	# Applied from here, not from the host, so that the loss begins after the
+	# target took the command (its SEND acknowledged) and before its answer:
+	# the host's suite cannot time that to the millisecond through the share.
+	# The command must be a new one: one held since before the wait began
+	# may be about to leave.  So: wait until the backend finishes a command
+	# (its completed I/Os in sysfs: the answer goes out now), then until it
+	# holds the next one (dm-delay's status counts the bios it holds; its
+	# inflight in sysfs does not), then start the loss.  That command then
+	# stays held until BACKEND_MS after the first wait ended: prints how far
+	# into that time the loss was in place ("ms into the command").  tc
+	# runs before the wait, reading its command from a FIFO: started after
+	# it, tc took 375-560 ms on this 1-vCPU guest.
+	local mac=$RIG_MAC_A dev d dm='' held=0 done0 done1 t0 t1 t2 te=0 st
+	local fifo=/tmp/rt-loss-held nap=/tmp/rt-loss-nap pid fd sfd rc=0
+	[ "$1" = B ] && mac=$RIG_MAC_B
+	dev=$(rig_ifname "$mac") || return 1
+	for d in /sys/block/dm-*; do
+		[ "$(cat "$d/dm/name" 2>/dev/null)" = rnvmeslow ] && dm=$d
+	done
+	[ -n "$dm" ] || { echo "no slow backend (rt_slow first)"; return 1; }
+	modprobe sch_netem || return 1
+	rm -f "$fifo" "$nap" && mkfifo "$fifo" "$nap" || return 1
+	exec {sfd}<> "$nap"	# read -t on it: a sleep without a process
+	tc -batch "$fifo" &
+	pid=$!
+	exec {fd}> "$fifo"
+	read -r -a st < "$dm/stat"
+	done0=$((st[0] + st[4]))
+	t0=$(now_ns)
+	while [ $(($(now_ns) - t0)) -lt 20000000000 ]; do
+		read -r -a st < "$dm/stat"
+		done1=$((st[0] + st[4]))
+		[ "$done1" != "$done0" ] && { te=$(now_ns); break; }
+		read -r -t 0.01 -u "$sfd"
+	done
+	while [ "$te" != 0 ] && [ $(($(now_ns) - te)) -lt 5000000000 ]; do
+		held=$(rt_slow_held) || break
+		[ "$held" -gt 0 ] && break
+		read -r -t 0.01 -u "$sfd"
+	done
+	t1=$(now_ns)
+	[ "${held:-0}" -gt 0 ] && echo "qdisc replace dev $dev root netem loss 100%" >&"$fd"
+	exec {fd}>&- {sfd}>&-
+	wait "$pid" || rc=$?
+	t2=$(now_ns)
+	rm -f "$fifo" "$nap"
+	[ "$te" != 0 ] || { echo "the backend finished no command in 20 s"; return 1; }
+	[ "${held:-0}" -gt 0 ] || { echo "the backend took no new command within 5 s"; return 1; }
+	[ "$rc" = 0 ] || { echo "tc: netem on $dev failed ($rc)"; return 1; }
+	echo "the backend finished a command after $(((te - t0) / 1000000)) ms and held the next $(((t1 - te) / 1000000)) ms later; loss in place $(((t2 - te) / 1000000)) ms into the command"
+}
+rt_slow_held() { # the commands dm-delay holds now (its status: reads writes flushes)
+	local st
+	st=$(dmsetup status rnvmeslow) || return 1
+	awk '{ print $4 + $5 + $6 }' <<< "$st"
+}
 rt_slow() { # MS|off: every command of the namespace takes MS more in its backend (dm-delay), or not
 	local ns=$SUB/namespaces/1 dev size
 	if [ "$1" = off ]; then

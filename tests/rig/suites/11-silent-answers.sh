@@ -3,12 +3,15 @@
 # Rig: (c) a path that falls silent while its commands wait at the target.
 # The target's backend takes BACKEND_MS (1000) per command (dm-delay over the
 # namespace's device) and path B is ANA non-optimized, so QD1 I/O runs on
-# path A alone and nearly always waits in the backend.  The loss (as in 09:
-# netem 100 % on the target's path A NIC, the links stay up) then begins
-# after the target's NIC acknowledged the command's SEND and before its
-# answer: nothing signaled is outstanding, so the ACK watchdog hears the
-# silence only through its probe (a zero-length RDMA WRITE on the I/O
-# queue).  Without the probe keep-alive's next command on the admin queue
+# path A alone and waits in the backend.  The loss (as in 09: netem 100 % on
+# the target's path A NIC, the links stay up) begins once the backend holds a
+# command (rt_loss_held, in the target guest): after the target's NIC
+# acknowledged the command's SEND and before its answer.  Nothing signaled is
+# outstanding, so the ACK watchdog hears the silence only through its probe
+# (a zero-length RDMA WRITE on the I/O queue).  Asked from the host instead,
+# the loss began at a random point of fio's cycle, and now and then while a
+# new command's SEND waited for its acknowledgment: then that SEND, not the
+# probe, found the silence (CI, 6dd03bd).  Without the probe keep-alive's next command on the admin queue
 # found it, up to kato/2 (2.5 s by default) later.  The paths connect with
 # keep_alive_tmo=60: keep-alive's first command comes 30 s after each
 # (re)connect, after the round, so it cannot find the silence first (with
@@ -48,7 +51,21 @@ for r in $(seq "$ROUNDS"); do
 	sleep 3
 	echo "rnvme-test: 11 R$r: path A's loss asked for" > /dev/kmsg
 	t=$(now_ns)
-	rig_t rt_loss A on >/dev/null || not_ok "R$r: target drops path A's packets"
+	# not $(rig_t ...): rig_t numbers its requests in this shell
+	rig_t rt_loss_held A > "/tmp/held-$r.txt"
+	rc=$?
+	held=$(cat "/tmp/held-$r.txt")
+	if [ "$rc" = 0 ]; then
+		echo "# R$r: target: $held"
+		if [[ $held =~ "in place "([0-9]+)" ms into the command" ]] &&
+			[ "${BASH_REMATCH[1]}" -lt "$BACKEND_MS" ]; then
+			ok "R$r: the loss began while the backend held a command (${BASH_REMATCH[1]} ms into its $BACKEND_MS)"
+		else
+			not_ok "R$r: the loss began while the backend held a command (within its $BACKEND_MS ms)" "target: $held"
+		fi
+	else
+		not_ok "R$r: target drops path A's packets once its backend holds a command" "$held"
+	fi
 	if wait_for 10 ctrl_not "$CTRL_A" live; then
 		echo "# R$r: path A left live $WAIT_ELAPSED s after the loss was in place"
 	else
