@@ -191,12 +191,25 @@ static int rnvme_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 		fallthrough;
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-		dev_dbg(ctrl->ctrl.device, "queue %d: %s: recovering\n",
-			rnvme_queue_idx(queue), rdma_event_msg(ev->event));
-		if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE)
+		/*
+		 * On a live controller nothing of the host's asked for this
+		 * (its own teardown leaves LIVE first): the target, or the
+		 * local RDMA stack, ended the connection.  Say so where an
+		 * admin looks; the error recovery line alone hides the cause.
+		 */
+		if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
+			dev_warn(ctrl->ctrl.device,
+				 "queue %d: RDMA CM %s on a live controller: recovering\n",
+				 rnvme_queue_idx(queue),
+				 rdma_event_msg(ev->event));
 			rnvme_record_error(ctrl, "queue %d: %s",
 					   rnvme_queue_idx(queue),
 					   rdma_event_msg(ev->event));
+		} else {
+			dev_dbg(ctrl->ctrl.device, "queue %d: %s: recovering\n",
+				rnvme_queue_idx(queue),
+				rdma_event_msg(ev->event));
+		}
 		rnvme_error_recovery(ctrl);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:

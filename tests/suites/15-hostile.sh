@@ -449,7 +449,8 @@ if want cq-stall; then
 			ok "cq-stall: no healthy path called silent (error recoveries: $rec)"
 		else
 			not_ok "cq-stall: no healthy path called silent" "'path silent' $silent time(s), error recoveries $rec" \
-				"$(fx_dmesg_since_mark | grep -m2 'path silent')"
+				"$(fx_dmesg_since_mark | grep -E -m6 'path silent|RDMA CM|failed|error recovery')" \
+				"target: $(tail -n 12 "$TGT_LOG")"
 		fi
 		fx_host_disconnect_all
 		nothing_left cq-stall

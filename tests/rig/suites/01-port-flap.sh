@@ -4,7 +4,8 @@
 # I/O must resume on the reconnected controller, no write may fail, and every
 # acknowledged write must read back intact. Meanwhile the target lowers the
 # subsystem's queue limit (attr_qid_max): the reconnect renegotiates the
-# I/O queue count.
+# I/O queue count.  The host logs why the controller left live: the CM's
+# DISCONNECTED on a live controller, at warning level.
 set -uo pipefail
 # shellcheck source-path=SCRIPTDIR source=../../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
@@ -30,6 +31,16 @@ if wait_for 20 ctrl_not "$ctrl" live; then
 	ok "controller left 'live' $WAIT_ELAPSED s after the port went away ($(ctrl_state "$ctrl"))"
 else
 	not_ok "controller left 'live' after the port went away" "state $(ctrl_state "$ctrl")"
+fi
+# nvmet disconnects the port's queues: the host says so, not only "starting error recovery"
+line=$(fx_dmesg_since_mark | grep -m1 "RDMA CM disconnected on a live controller")
+if [ "$HOST_DRIVER" = inbox ]; then
+	tap_skip "nvme_rdma logs the CM event at debug level only" "the host logs the target's disconnect"
+elif [ -n "$line" ]; then
+	ok "the host logs the target's disconnect: ${line#*] }"
+else
+	not_ok "the host logs the target's disconnect (a warning naming the CM event)" \
+		"$(fx_dmesg_since_mark | grep -E "nvme|rnvme" | head -n 6)"
 fi
 # Down for ~3 reconnect_delay periods: the first attempts must fail.
 while [ "$(secs_since "$t_off" | cut -d. -f1)" -lt 3 ]; do sleep 0.2; done
