@@ -36,20 +36,21 @@ rt_dmesg_grep() { fx_dmesg_since_mark | grep -E "$1"; }
 rt_port_off() { rm -f "$NVMET_CFS/ports/$1/subsystems/$TEST_NQN"; }
 rt_port_on() { ln -s "$SUB" "$NVMET_CFS/ports/$1/subsystems/$TEST_NQN"; }
 rt_ana() { echo "$2" > "$NVMET_CFS/ports/$1/ana_groups/1/ana_state"; }
+# rt_nic A|B: the target's NIC of that path
+rt_nic() {
+	if [ "$1" = B ]; then rig_ifname "$RIG_MAC_B"; else rig_ifname "$RIG_MAC_A"; fi
+}
 rt_link() { # A|B up|down
-	local mac=$RIG_MAC_A
-	[ "$1" = B ] && mac=$RIG_MAC_B
-	ip link set "$(rig_ifname "$mac")" "$2"
+	local dev
+	dev=$(rt_nic "$1") && ip link set "$dev" "$2"
 }
 rt_mtu() { # A|B MTU
-	local mac=$RIG_MAC_A
-	[ "$1" = B ] && mac=$RIG_MAC_B
-	ip link set "$(rig_ifname "$mac")" mtu "$2"
+	local dev
+	dev=$(rt_nic "$1") && ip link set "$dev" mtu "$2"
 }
 rt_loss() { # A|B on|off: the NIC silently drops everything it sends (netem loss 100 %)
-	local mac=$RIG_MAC_A dev
-	[ "$1" = B ] && mac=$RIG_MAC_B
-	dev=$(rig_ifname "$mac") || return 1
+	local dev
+	dev=$(rt_nic "$1") || return 1
 	if [ "$2" = on ]; then
 		modprobe sch_netem && tc qdisc replace dev "$dev" root netem loss 100%
 	else
@@ -69,10 +70,9 @@ rt_loss_held() { # A|B: as rt_loss on, once the slow backend (rt_slow) holds a n
 	# into that time the loss was in place ("ms into the command").  tc
 	# runs before the wait, reading its command from a FIFO: started after
 	# it, tc took 375-560 ms on this 1-vCPU guest.
-	local mac=$RIG_MAC_A dev d dm='' held=0 done0 done1 t0 t1 t2 te=0 st
+	local dev d dm='' held=0 done0 done1 t0 t1 t2 te=0 st
 	local fifo=/tmp/rt-loss-held nap=/tmp/rt-loss-nap pid fd sfd rc=0
-	[ "$1" = B ] && mac=$RIG_MAC_B
-	dev=$(rig_ifname "$mac") || return 1
+	dev=$(rt_nic "$1") || return 1
 	for d in /sys/block/dm-*; do
 		[ "$(cat "$d/dm/name" 2>/dev/null)" = rnvmeslow ] && dm=$d
 	done

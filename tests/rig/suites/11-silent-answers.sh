@@ -11,10 +11,11 @@
 # (a zero-length RDMA WRITE on the I/O queue).  Asked from the host instead,
 # the loss began at a random point of fio's cycle, and now and then while a
 # new command's SEND waited for its acknowledgment: then that SEND, not the
-# probe, found the silence (CI, 6dd03bd).  Without the probe keep-alive's next command on the admin queue
-# found it, up to kato/2 (2.5 s by default) later.  The paths connect with
-# keep_alive_tmo=60: keep-alive's first command comes 30 s after each
-# (re)connect, after the round, so it cannot find the silence first (with
+# probe, found the silence (CI, 6dd03bd).  Without the probe keep-alive's
+# next command on the admin queue found it, up to kato/2 (2.5 s by default)
+# later.  The paths connect with keep_alive_tmo=60: keep-alive's first
+# command comes 30 s after each (re)connect, after the round, so it cannot
+# find the silence first (with
 # the default it did once in two rounds).  Per round: the silence is found on
 # an I/O queue by the probe; fio's longest I/O within 3 s + twice the
 # backend's time (the command had waited up to one before the loss began,
