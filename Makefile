@@ -7,6 +7,8 @@
 #                   suites, when the target kernel has CONFIG_KUNIT)
 #   make tool       just the C++ control tool
 #   make hostile    the misbehaving user-space test target (tests/hostile)
+#   make siw        Soft-iWARP (siw.ko) built from the kernel's source for a
+#                   test kernel without it, such as Debian's (tests/siw)
 #   make check      install test dependencies, build everything, run the unit
 #                   tests and the VM suites; ends with "N passed, N failed"
 #   make demo       build, boot a VM, connect a Soft-RoCE target, do I/O
@@ -46,7 +48,7 @@ TOOL_BUILD ?= $(RNVME_OUT)/tools
 TOOL_BUILD_TYPE ?= RelWithDebInfo
 export KSRC RNVME_OUT
 
-.PHONY: all module tool hostile check demo bench soak fresh-root checkpatch install install-module install-tool clean debug-kernel
+.PHONY: all module tool hostile siw check demo bench soak fresh-root checkpatch install install-module install-tool clean debug-kernel
 
 all: module tool
 
@@ -77,6 +79,11 @@ hostile:
 	@mkdir -p $(RNVME_OUT)/hostile
 	$(CXX) $(HOSTILE_CXXFLAGS) -o $(RNVME_OUT)/hostile/rnvme-hostile-target \
 		tests/hostile/target.cc -lrdmacm -libverbs
+
+# Test equipment too: build/KVER/siw/siw.ko, which the guest loads when the
+# kernel has no siw of its own.
+siw:
+	tests/siw/build.sh $(KVER) $(KDIR) $(BUILD)/siw
 
 check:
 	tests/check.sh

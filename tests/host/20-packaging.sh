@@ -56,13 +56,15 @@ if [ -r "$dkms_deb" ]; then
 	list=$(dpkg -c "$dkms_deb" | awk '{ print $1, $6 }')
 	miss=""
 	for f in dkms.conf Makefile Kbuild drivers/rnvme/main.c include/rnvme/compat.h \
-		tools/kbuild/prepare.sh tools/kbuild/check-layout.sh tools/kbuild/probe.sh tools/kbuild/shadow.sh; do
+		tools/kbuild/prepare.sh tools/kbuild/ksrc.sh tools/kbuild/check-layout.sh tools/kbuild/probe.sh \
+		tools/kbuild/shadow.sh; do
 		has "$list" " \./$src/$f\$" || miss="$miss $f"
 	done
 	if [ -z "$miss" ]; then ok "rnvme-dkms holds the module source in /$src"; else
 		not_ok "rnvme-dkms holds the module source in /$src"; echo "missing:$miss" | diag; fi
 	if has "$list" "^-rwxr-xr-x \./$src/tools/packaging/dkms-preflight.sh\$" &&
-		has "$list" "^-rwxr-xr-x \./$src/tools/kbuild/prepare.sh\$"; then
+		has "$list" "^-rwxr-xr-x \./$src/tools/kbuild/prepare.sh\$" &&
+		has "$list" "^-rwxr-xr-x \./$src/tools/kbuild/ksrc.sh\$"; then
 		ok "build scripts are executable in the package"
 	else
 		not_ok "build scripts are executable in the package"

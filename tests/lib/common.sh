@@ -364,6 +364,33 @@ fx_rdma_select() {
 }
 fx_rdma_select "${RNVME_RDMA:-rxe}"
 
+# The siw.ko tests/siw/build.sh made for a kernel built without siw (Debian's).
+: "${RNVME_SIW_KO:=${RNVME_OUT:-$REPO/build}/$(uname -r)/siw/siw.ko}"
+
+# fx_rdma_have: the provider's module can be loaded (the kernel's, or for siw
+# the one tests/siw/build.sh made: make siw KVER=...)
+fx_rdma_have() {
+	[ -e "/sys/module/$RDMA_MOD" ] || modprobe -n "$RDMA_MOD" 2>/dev/null ||
+		{ [ "$RDMA_MOD" = siw ] && [ -r "$RNVME_SIW_KO" ]; }
+}
+
+# fx_rdma_load: load the provider's module (idempotent)
+fx_rdma_load() {
+	[ -e "/sys/module/$RDMA_MOD" ] && return 0
+	if modprobe -n "$RDMA_MOD" 2>/dev/null; then
+		modprobe "$RDMA_MOD" || { echo "# modprobe $RDMA_MOD failed"; return 1; }
+		return 0
+	fi
+	if [ "$RDMA_MOD" != siw ] || [ ! -r "$RNVME_SIW_KO" ]; then
+		echo "# kernel $(uname -r) has no $RDMA_MOD module"
+		return 1
+	fi
+	# its dependencies (modinfo: ib_core, ib_uverbs, libcrc32c) from the kernel
+	modprobe -a ib_core ib_uverbs libcrc32c || { echo "# modprobe of siw's dependencies failed"; return 1; }
+	insmod "$RNVME_SIW_KO" || { echo "# insmod $RNVME_SIW_KO failed"; return 1; }
+	echo "# siw: $RNVME_SIW_KO (built from the kernel's source by tests/siw/build.sh)"
+}
+
 # fx_rxe_up: veth0 (host side, 192.0.2.1 / 2001:db8::1) <-> veth1 (target side,
 # 192.0.2.2 / 2001:db8::2) with soft-RoCE devices rxe0 on veth0 and rxe1 on veth1.
 #
@@ -376,7 +403,8 @@ fx_rdma_select "${RNVME_RDMA:-rxe}"
 fx_rxe_up() {
 	local t mac0 mac1 fam
 	t=$(now_ns)
-	modprobe -a veth "$RDMA_MOD" || { echo "# modprobe veth $RDMA_MOD failed"; return 1; }
+	modprobe veth || { echo "# modprobe veth failed"; return 1; }
+	fx_rdma_load || return 1
 	if [ ! -e /sys/class/net/veth0 ]; then
 		ip link add veth0 type veth peer name veth1 || return 1
 	fi
@@ -719,8 +747,8 @@ fx_cleanup_all() {
 
 # fx_setup [fx_target_up args]: the usual suite preamble (fabric, target, host driver).
 fx_setup() {
-	if [ "$RNVME_RDMA" != rxe ] && ! modprobe -n "$RDMA_MOD" 2>/dev/null; then
-		tap_skip_all "kernel $(uname -r) has no $RDMA_MOD module (Debian's kernels build no siw; use the debug kernel, tests/debug-kernel)"
+	if [ "$RNVME_RDMA" != rxe ] && ! fx_rdma_have; then
+		tap_skip_all "kernel $(uname -r) has no $RDMA_MOD module and $RNVME_SIW_KO is missing (Debian's kernels build no siw: make siw KVER=$(uname -r))"
 	fi
 	fx_rxe_up || bail "cannot set up $RNVME_RDMA over veth"
 	fx_target_up "$@" || bail "cannot set up the nvmet target"
