@@ -388,7 +388,7 @@ if [ "${RNVME_SKIP_612:-0}" != 1 ]; then
 		siw612=""
 		if [ -n "$siw_pid" ] && wait "$siw_pid"; then
 			pass=$((pass + 1))
-			echo "ok - make siw KVER=$k612 ($(tail -n 1 "$OUT"/check/siw-612.log))"
+			echo "ok - make siw KVER=$k612 ($(grep "^siw: " "$OUT"/check/siw-612.log | tail -n 1))"
 			siw612=" siw:04"
 		else
 			fail=$((fail + 1))

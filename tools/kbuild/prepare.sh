@@ -21,6 +21,7 @@ mkdir -p "$priv"
 	echo "rnvme: error: no kernel build tree at $kdir (install linux-headers-$kver, or pass KDIR=)" >&2
 	exit 1
 }
-"$here/ksrc.sh" "$kdir" "$priv" drivers/nvme/host/nvme.h drivers/nvme/host/fabrics.h
+# ksrc.sh says what is missing and what to install; nothing to add to that
+"$here/ksrc.sh" "$kdir" "$priv" drivers/nvme/host/nvme.h drivers/nvme/host/fabrics.h || exit
 
 "$here/probe.sh" "$kdir" "$priv" "$out/rnvme_config.h"
