@@ -382,7 +382,7 @@ if [ "${RNVME_SKIP_612:-0}" != 1 ]; then
 		tool612=$(pick 09 "09 10")
 		# iWARP: Debian builds no siw, so tests/siw/build.sh builds it from
 		# the kernel's source (make siw).  04-io-verify over it moves a
-		# quarter of its fio volume in the core matrix (78 s; at a quarter,
+		# quarter of its fio volume in the core matrix (65-78 s; at a quarter,
 		# 5-10 MB/s: the debug kernel's KASAN took its 04 over siw to 0.2
 		# MB/s and 381 s at a 128th), all of it in the full one.
 		siw612=""
