@@ -788,9 +788,9 @@ static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
 	if (!static_branch_likely(&rnvme_tele_key))
 		return;
 	if (likely(!queue->poll))
-		queue->tele->cq.wc[IB_WC_SUCCESS]++;
+		queue->tele->cq.wc[IB_WC_SUCCESS].n++;
 	else
-		rnvme_tele_wc(queue, IB_WC_SUCCESS);
+		atomic64_inc(&queue->tele->cq.wc[IB_WC_SUCCESS].a);
 }
 
 /* a failed work completion of @queue, in its CQ context */
@@ -860,11 +860,11 @@ static __always_inline void rnvme_tele_arm(struct rnvme_queue *queue,
 	kind = rnvme_tele_data(rq, req);
 	bytes = blk_rq_payload_bytes(rq);
 	s = &queue->tele->sub;
-	s->submitted[class]++;
-	s->bytes[class] += bytes;
-	s->data[kind]++;
+	s->submitted[class].n++;
+	s->bytes[class].n += bytes;
+	s->data[kind].n++;
 	if (unlikely(req->tele_requeued))
-		s->requeued++;
+		s->requeued.n++;
 }
 
 /*
@@ -900,8 +900,8 @@ static __always_inline void rnvme_tele_answer(struct rnvme_queue *queue,
 		rnvme_tele_completed(queue, req, le16_to_cpu(status) >> 1, ns);
 		return;
 	}
-	c->lat_sum_ns[k] += ns;
-	c->hist[k][rnvme_hist_bucket(ns)]++;
+	c->lat_sum_ns[k].n += ns;
+	c->hist[k][rnvme_hist_bucket(ns)].n++;
 }
 
 /* the target answered @req with @status, which ends it alone */

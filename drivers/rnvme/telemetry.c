@@ -248,21 +248,17 @@ void rnvme_tele_unregister(struct rnvme_ctrl *ctrl)
  * @status: the completion's status (untrusted range: counted as unknown
  *          beyond the known ones)
  *
- * In the queue's CQ context; serialized on poll queues.
+ * In the queue's CQ context (several pollers at once on a poll queue).
  */
 void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status)
 {
 	struct rnvme_qtele *t = queue->tele;
 	u32 i = (u32)status < RNVME_TELE_WC_KNOWN ? status : RNVME_TELE_WC_KNOWN;
-	unsigned long flags;
 
-	if (unlikely(queue->poll)) {
-		spin_lock_irqsave(&t->cq_lock, flags);
-		t->cq.wc[i]++;
-		spin_unlock_irqrestore(&t->cq_lock, flags);
-		return;
-	}
-	t->cq.wc[i]++;
+	if (unlikely(queue->poll))
+		atomic64_inc(&t->cq.wc[i].a);
+	else
+		t->cq.wc[i].n++;
 }
 
 /*
@@ -278,7 +274,9 @@ void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status)
  * rnvme_tele_submitted - count an armed command's post, or take it back
  * @queue:  its queue
  * @req:    the command
- * @locked: the caller holds @queue's post_lock
+ * @locked: the caller holds @queue's post_lock (an ordered I/O queue);
+ *          else (admin and poll queues, which post from any CPU) the counts
+ *          are added with atomics
  * @d:      1 before the post; -1 when the post failed (disarms it)
  */
 void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
@@ -288,17 +286,21 @@ void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
 	struct rnvme_tele_sub *s = &queue->tele->sub;
 	u32 kind = rnvme_tele_data(rq, req);
 	u64 bytes = blk_rq_payload_bytes(rq);
-	unsigned long flags = 0;
+	u32 c = req->tele_class;
 
-	if (!locked)
-		spin_lock_irqsave(&queue->post_lock, flags);
-	s->submitted[req->tele_class] += d;
-	s->bytes[req->tele_class] += d * bytes;
-	s->data[kind] += d;
-	if (unlikely(req->tele_requeued))
-		s->requeued += d;
-	if (!locked)
-		spin_unlock_irqrestore(&queue->post_lock, flags);
+	if (locked) {
+		s->submitted[c].n += d;
+		s->bytes[c].n += d * bytes;
+		s->data[kind].n += d;
+		if (unlikely(req->tele_requeued))
+			s->requeued.n += d;
+	} else {
+		atomic64_add(d, &s->submitted[c].a);
+		atomic64_add(d * bytes, &s->bytes[c].a);
+		atomic64_add(d, &s->data[kind].a);
+		if (unlikely(req->tele_requeued))
+			atomic64_add(d, &s->requeued.a);
+	}
 	if (d != 1)
 		req->tele_armed = false;
 }
@@ -341,25 +343,32 @@ static void rnvme_tele_rare(struct rnvme_qtele *t, struct rnvme_request *req,
  * rnvme_tele_answer() counts a success on an interrupt-driven I/O queue
  * itself; it calls this for an error status, an admin command (keep-alive
  * round trips) and a poll queue, whose completions may be reaped by several
- * pollers at once: there it takes cq_lock.  Answered commands per class are
- * the histograms' sums and successes what the error classes leave
- * (rnvme_tele_scalars() derives both).
+ * pollers at once: there the latency goes in with atomics and an error
+ * status under cq_lock.  Answered commands per class are the histograms'
+ * sums and successes what the error classes leave (rnvme_tele_scalars()
+ * derives both).
  */
 void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req,
 			  u16 status, u64 ns)
 {
 	struct rnvme_qtele *t = queue->tele;
 	u32 c = req->tele_class;
-	unsigned long flags = 0;
+	unsigned long flags;
 
-	if (queue->poll)
-		spin_lock_irqsave(&t->cq_lock, flags);
-	t->cq.lat_sum_ns[c] += ns;
-	t->cq.hist[c][rnvme_hist_bucket(ns)]++;
+	if (queue->poll) {
+		atomic64_add(ns, &t->cq.lat_sum_ns[c].a);
+		atomic64_inc(&t->cq.hist[c][rnvme_hist_bucket(ns)].a);
+		if (unlikely(status)) {
+			spin_lock_irqsave(&t->cq_lock, flags);
+			rnvme_tele_rare(t, req, status, ns);
+			spin_unlock_irqrestore(&t->cq_lock, flags);
+		}
+		return;
+	}
+	t->cq.lat_sum_ns[c].n += ns;
+	t->cq.hist[c][rnvme_hist_bucket(ns)].n++;
 	if (status || !queue->qid)
 		rnvme_tele_rare(t, req, status, ns);
-	if (queue->poll)
-		spin_unlock_irqrestore(&t->cq_lock, flags);
 }
 
 /**
@@ -449,21 +458,21 @@ static void rnvme_tele_scalars(struct rnvme_ctrl *ctrl,
 	w[n++] = (queue->poll ? 1 : 0) |
 		 (test_bit(RNVME_Q_LIVE, &queue->flags) ? 2 : 0);
 	for (k = 0; k < RNVME_TC_NR; k++)
-		w[n++] = RNVME_TELE_VAL(t, s->submitted[k]);
+		w[n++] = RNVME_TELE_VAL(t, s->submitted[k].n);
 	for (k = 0; k < RNVME_TC_NR; k++)
-		w[n++] = RNVME_TELE_VAL(t, s->bytes[k]);
+		w[n++] = RNVME_TELE_VAL(t, s->bytes[k].n);
 	for (k = 0; k < RNVME_TD_NR; k++)
-		w[n++] = RNVME_TELE_VAL(t, s->data[k]);
-	w[n++] = RNVME_TELE_VAL(t, s->requeued);
+		w[n++] = RNVME_TELE_VAL(t, s->data[k].n);
+	w[n++] = RNVME_TELE_VAL(t, s->requeued.n);
 	/* answered: the histograms' sums */
 	for (k = 0; k < RNVME_TC_NR; k++) {
 		answered[k] = 0;
 		for (b = 0; t && b < RNVME_HIST_BUCKETS; b++)
-			answered[k] += RNVME_TELE_READ((c->hist[k][b]));
+			answered[k] += RNVME_TELE_READ(c->hist[k][b].n);
 		w[n++] = answered[k];
 	}
 	for (k = 0; k < RNVME_TC_NR; k++)
-		w[n++] = RNVME_TELE_VAL(t, c->lat_sum_ns[k]);
+		w[n++] = RNVME_TELE_VAL(t, c->lat_sum_ns[k].n);
 	/* successes: what the error classes leave (DNR is not a class) */
 	errors = 0;
 	for (k = 0; k < RNVME_TS_DNR; k++)
@@ -486,7 +495,7 @@ static void rnvme_tele_scalars(struct rnvme_ctrl *ctrl,
 	w[n++] = (u32)atomic_read(&queue->send_seq);
 	w[n++] = qs.sends_signaled;
 	for (k = 0; k < RNVME_TELE_WC_NR; k++)
-		w[n++] = RNVME_TELE_VAL(t, c->wc[k]);
+		w[n++] = RNVME_TELE_VAL(t, c->wc[k].n);
 	WARN_ON_ONCE(n != RNVME_TR_SCALARS);
 }
 
@@ -515,7 +524,7 @@ static void rnvme_tele_record(struct rnvme_ctrl *ctrl,
 	w += RNVME_TR_SCALARS;
 	for (k = 0; k < RNVME_TC_NR; k++)
 		for (b = 0; b < RNVME_HIST_BUCKETS; b++, w++) {
-			*w = RNVME_TELE_READ((t->cq.hist[k][b]));
+			*w = RNVME_TELE_READ(t->cq.hist[k][b].n);
 			if (base)
 				*w -= RNVME_TELE_READ((base[RNVME_TR_SCALARS +
 						       k * RNVME_HIST_BUCKETS + b]));
@@ -650,7 +659,7 @@ static ssize_t telemetry_reset_store(struct device *dev,
 	ssize_t ret = count;
 	u64 *rec, *base;
 	bool one;
-	u32 i, k;
+	u32 i, k, b;
 
 	if (kstrtobool(buf, &one) || !one)
 		return -EINVAL;
@@ -678,10 +687,10 @@ static ssize_t telemetry_reset_store(struct device *dev,
 		u64 *w = rec + RNVME_TR_SCALARS;
 
 		rnvme_tele_scalars(ctrl, t, i, rec);
-		for (k = 0; k < RNVME_TC_NR; k++) {
-			memcpy(w, t->cq.hist[k], sizeof(t->cq.hist[k]));
-			w += RNVME_HIST_BUCKETS;
-		}
+		/* each counter whole: pollers may be adding to them */
+		for (k = 0; k < RNVME_TC_NR; k++)
+			for (b = 0; b < RNVME_HIST_BUCKETS; b++)
+				*w++ = RNVME_TELE_READ(t->cq.hist[k][b].n);
 		for (k = 0; k < RNVME_TR_WORDS; k++)
 			WRITE_ONCE(t->base[k], rec[k]);
 		/* gauges: a racing completion may set them again, as it should */

@@ -5,12 +5,14 @@
  *
  * Who writes what, so that no count is lost and no cache line is written by
  * every CPU:
- *   sub  the submission side, under the queue's post_lock (held anyway on an
- *        interrupt-driven I/O queue; taken for this on admin and poll queues)
+ *   sub  the submission side, under the queue's post_lock on an
+ *        interrupt-driven I/O queue (held anyway there); on admin and poll
+ *        queues, which post from any CPU without it, with atomics
  *   cq   the completion side, in the queue's CQ context, which handles one
  *        completion at a time on an interrupt-driven queue; a poll queue's
- *        completions may be reaped by several pollers at once, so there it
- *        is taken under cq_lock
+ *        completions may be reaped by several pollers at once, so there the
+ *        counters of union rnvme_tctr are added to with atomics and the rest
+ *        (error statuses) is taken under cq_lock
  *   slow rare events from any context (cancellation, timeout, refusal at
  *        dispatch, failover): atomics
  * A reset copies the current values into @base (readers subtract it): the
@@ -58,30 +60,43 @@ enum {
 	RNVME_TS_NR,
 };
 
+/*
+ * A counter of the hot paths: added to plainly (@n) where one writer owns it
+ * (above), with an atomic (@a) where several CPUs add at once; read whole
+ * (READ_ONCE of @n) either way.
+ */
+union rnvme_tctr {
+	u64		n;
+	atomic64_t	a;
+};
+
+static_assert(sizeof(union rnvme_tctr) == sizeof(u64));
+
 struct rnvme_tele_sub {
-	u64	submitted[RNVME_TC_NR];
-	u64	bytes[RNVME_TC_NR];
-	u64	data[RNVME_TD_NR];
-	u64	requeued;
+	union rnvme_tctr	submitted[RNVME_TC_NR];
+	union rnvme_tctr	bytes[RNVME_TC_NR];
+	union rnvme_tctr	data[RNVME_TD_NR];
+	union rnvme_tctr	requeued;
 };
 
 struct rnvme_tele_cq {
-	u64	lat_sum_ns[RNVME_TC_NR];
+	union rnvme_tctr	lat_sum_ns[RNVME_TC_NR];
 	u64	status[RNVME_TS_NR];
 	u64	status_last;
-	u64	wc[RNVME_TELE_WC_NR];
+	union rnvme_tctr	wc[RNVME_TELE_WC_NR];
 	u64	ka_count;
 	u64	ka_sum_ns;
 	u64	ka_last_ns;
 	u64	ka_max_ns;
-	u64	hist[RNVME_TC_NR][RNVME_HIST_BUCKETS];
+	union rnvme_tctr	hist[RNVME_TC_NR][RNVME_HIST_BUCKETS];
 };
 
 /**
  * struct rnvme_qtele - telemetry of one queue index of a controller
  * @sub:    submission side (post_lock)
- * @cq:     completion side (CQ context; cq_lock on poll queues)
- * @cq_lock: serializes @cq on a poll queue
+ * @cq:     completion side (CQ context; on a poll queue atomics, and
+ *          cq_lock for the rest)
+ * @cq_lock: serializes @cq's plain u64 fields on a poll queue
  * @host_aborted: commands ended by the host without a response
  * @failovers: commands ended with a path status on a multipath controller
  * @rejected: commands refused at dispatch (queue not ready)

@@ -11,7 +11,9 @@ independent of the rnvme tool's): prints JSON, or one figure.
   telemetry.py CTRL vars            all of it as shell assignments, for one eval
                                     (python starts slowly under TCG): io_NAME,
                                     all_NAME (sums), hist_CLASS / hist_all (I/O
-                                    queues), pct_CLASS_P (P = 50 90 99), wc_errors
+                                    queues), pct_CLASS_P (P = 50 90 99), wc_errors;
+                                    poll_NAME and hist_poll_CLASS: the poll
+                                    queues' (flags bit 0)
 Layout: Documentation/rnvme.rst, "Telemetry".
 """
 import json
@@ -94,9 +96,11 @@ def main():
         for n in names:
             print(f"io_{n}={sum(q[n] for q in queues if q['qid'] >= 1)}")
             print(f"all_{n}={sum(q[n] for q in queues)}")
+            print(f"poll_{n}={sum(q[n] for q in queues if q['flags'] & 1)}")
         io = [q for q in queues if q["qid"] >= 1]
         for c in queues[0]["hist"]:
             print(f"hist_{c}={sum(sum(q['hist'][c]) for q in io)}")
+            print(f"hist_poll_{c}={sum(sum(q['hist'][c]) for q in queues if q['flags'] & 1)}")
             for p in (50, 90, 99):
                 print(f"pct_{c}_{p}={pct(hdr, queues, c, p)}")
         print(f"hist_all={sum(sum(h) for q in io for h in q['hist'].values())}")

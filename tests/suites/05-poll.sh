@@ -1,7 +1,9 @@
 #!/bin/bash
-# shellcheck disable=SC2317,SC2119 # helpers are invoked indirectly (check, wait_for)
+# shellcheck disable=SC2317,SC2119,SC2154 # helpers are invoked indirectly (check, wait_for); poll_*, hist_poll_* come from eval "$(telemetry.py vars)"
 # 05-poll: nr_poll_queues: polled I/O with io_uring hipri works, io_poll=1,
-# completions really go through the poll queues.
+# completions really go through the poll queues; rnvme's telemetry counts
+# polled commands exactly while two pollers on two CPUs reap them (a poll
+# queue's counters are added to by every poller at once: telemetry.h).
 set -uo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
@@ -85,6 +87,41 @@ rc=0
 timeout 300 fio --name=pvsync2 --filename="$dev" --direct=1 --ioengine=pvsync2 --hipri=1 \
 	--rw=randread --bs=4k --size="$(fx_mib 4)" > "$log" 2>&1 || rc=$?
 tap_result "fio pvsync2 hipri=1 randread" "$rc" "$(tail -n 20 "$log")"
+
+# Telemetry of a poll queue: connected again with one poll queue, which
+# both vCPUs map to, two fio jobs (one per vCPU) poll its CQ at once; each
+# command is counted once, submitted and answered, none lost.
+if [ "$HOST_DRIVER" = inbox ]; then
+	tap_skip "the in-tree driver has no telemetry" "poll queue telemetry"
+else
+	T="$(dirname "$0")/../lib/telemetry.py"
+	timeout 60 nvme disconnect -n "$TEST_NQN" >/dev/null 2>&1
+	wait_for 30 fx_no_fabrics_ctrls
+	nvme_connect -i 2 -P 1 >/dev/null 2>&1 || bail "connect with nr_poll_queues=1"
+	ctrl=$(ctrls_for_nqn "$TEST_NQN")
+	dev=$(wait_ns_dev "$ctrl" 30) || bail "no namespace with one poll queue"
+	check "one poll queue: queue_count = 4 ($(ctrl_attr "$ctrl" queue_count))" test "$(ctrl_attr "$ctrl" queue_count)" = 4
+	echo 2 > "/sys/block/$(basename "$dev")/queue/nomerges"
+	echo 1 > "/sys/class/nvme/$ctrl/rnvme/telemetry_reset"
+	N=1500
+	t=$(now_ns)
+	rc=0
+	timeout 300 fio --name=tpoll --filename="$dev" --direct=1 --ioengine=io_uring --hipri=1 \
+		--numjobs=2 --cpus_allowed=0,1 --cpus_allowed_policy=split --iodepth=8 --rw=randread --bs=4k --size="$(fx_mib 8)" --norandommap \
+		--randrepeat=0 --number_ios=$N --group_reporting --output-format=json > "$log" 2>&1 || rc=$?
+	fr=$(jq '.jobs[0].read.total_ios' "$log" 2>/dev/null)
+	echo "# fio 2 x $N polled reads: $(secs_since "$t") s, exit $rc, fio counted ${fr:-?}"
+	check "fio did 2 x $N polled reads (fio: ${fr:-?})" test "$rc" = 0 -a "${fr:-0}" = $((2 * N))
+	eval "$(python3 "$T" "$ctrl" vars)"
+	echo "# poll queues: submitted $poll_submitted_read, completed $poll_completed_read, histogram $hist_poll_read, $poll_bytes_read bytes, $poll_wc_success successful work completions"
+	for n in submitted_read completed_read bytes_read status_success; do
+		v=poll_$n want=$((2 * N))
+		[ "$n" = bytes_read ] && want=$((2 * N * 4096))
+		tap_result "poll queues' $n = $want (${!v})" "$([ "${!v}" = "$want" ] && echo 0 || echo 1)"
+	done
+	tap_result "poll queues' read histogram holds $((2 * N)) ($hist_poll_read)" "$([ "$hist_poll_read" = $((2 * N)) ] && echo 0 || echo 1)"
+	tap_result "a work completion per response at least ($poll_wc_success)" "$([ "$poll_wc_success" -ge $((2 * N)) ] && echo 0 || echo 1)"
+fi
 rm -f "$log"
 
 check "disconnect" timeout 60 nvme disconnect -n "$TEST_NQN"
