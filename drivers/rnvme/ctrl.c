@@ -181,11 +181,74 @@ out_stop_queues:
 static void rnvme_remove_tag_set(struct rnvme_ctrl *ctrl, bool admin)
 {
 	mutex_lock(&ctrl->tagset_lock);
-	if (admin)
+	if (admin) {
 		nvme_remove_admin_tag_set(&ctrl->ctrl);
-	else
+	} else {
+		/* destroys the connect queue, on connect_set once it moved */
 		nvme_remove_io_tag_set(&ctrl->ctrl);
+		if (ctrl->connect_set.tags)
+			blk_mq_free_tag_set(&ctrl->connect_set);
+	}
 	mutex_unlock(&ctrl->tagset_lock);
+}
+
+/*
+ * nvme_alloc_io_tag_set() puts the fabrics connect queue on the I/O tag
+ * set.  A tag set with two request queues is shared: blk-mq then takes its
+ * fair-share path for every request of the namespace (about 75 instructions
+ * per I/O, Documentation/bench.rst "Host stack") and hands a plugged batch
+ * over one request at a time.  So the connect queue moves to a tag set of
+ * its own, with the same hardware queues and maps (a poll queue's Connect is
+ * polled) and one reserved tag: Connect (and authentication) commands take
+ * tag 0 there, which the I/O tag set keeps reserved and never hands out, so
+ * a response's tag names one request (rnvme_process_rsp()).  Under
+ * tagset_lock, before any I/O queue is connected.
+ */
+static int rnvme_alloc_connect_set(struct rnvme_ctrl *ctrl)
+{
+	struct blk_mq_tag_set *set = &ctrl->connect_set;
+	struct request_queue *q;
+	int ret;
+
+	lockdep_assert_held(&ctrl->tagset_lock);
+	/* the tag rnvme_process_rsp() looks up here instead */
+	if (ctrl->tag_set.reserved_tags != 1)
+		return -EINVAL;
+	memset(set, 0, sizeof(*set));
+	set->ops = ctrl->tag_set.ops;
+	set->nr_maps = ctrl->tag_set.nr_maps;
+	set->nr_hw_queues = ctrl->tag_set.nr_hw_queues;
+	set->reserved_tags = 1;
+	/* blk-mq's least: the reserved tag and one */
+	set->queue_depth = 2;
+	set->numa_node = ctrl->tag_set.numa_node;
+	set->flags = ctrl->tag_set.flags;
+	set->cmd_size = ctrl->tag_set.cmd_size;
+	set->driver_data = ctrl->tag_set.driver_data;
+	set->timeout = ctrl->tag_set.timeout;
+	ret = blk_mq_alloc_tag_set(set);
+	if (ret)
+		return ret;
+	q = blk_mq_alloc_queue(set, NULL, NULL);
+	if (IS_ERR(q)) {
+		blk_mq_free_tag_set(set);
+		return PTR_ERR(q);
+	}
+	blk_mq_destroy_queue(ctrl->ctrl.connect_q);
+	blk_put_queue(ctrl->ctrl.connect_q);
+	ctrl->ctrl.connect_q = q;
+	return 0;
+}
+
+/* nvme_cancel_tagset() for the namespaces' commands and the Connects' */
+static void rnvme_cancel_io_tag_sets(struct rnvme_ctrl *ctrl)
+{
+	nvme_cancel_tagset(&ctrl->ctrl);
+	if (!ctrl->connect_set.tags)
+		return;
+	blk_mq_tagset_busy_iter(&ctrl->connect_set, nvme_cancel_request,
+				&ctrl->ctrl);
+	blk_mq_tagset_wait_completed_request(&ctrl->connect_set);
 }
 
 static void rnvme_destroy_admin_queue(struct rnvme_ctrl *ctrl, bool remove)
@@ -299,6 +362,11 @@ static int rnvme_configure_io_queues(struct rnvme_ctrl *ctrl, bool new)
 					    &rnvme_mq_ops,
 					    rnvme_tag_set_maps(ctrl->ctrl.opts->nr_poll_queues),
 					    sizeof(struct rnvme_request));
+		if (!ret) {
+			ret = rnvme_alloc_connect_set(ctrl);
+			if (ret)
+				nvme_remove_io_tag_set(&ctrl->ctrl);
+		}
 		mutex_unlock(&ctrl->tagset_lock);
 		if (ret)
 			goto out_free_io_queues;
@@ -336,6 +404,8 @@ static int rnvme_configure_io_queues(struct rnvme_ctrl *ctrl, bool new)
 		mutex_lock(&ctrl->tagset_lock);
 		blk_mq_update_nr_hw_queues(ctrl->ctrl.tagset,
 					   ctrl->ctrl.queue_count - 1);
+		blk_mq_update_nr_hw_queues(&ctrl->connect_set,
+					   ctrl->ctrl.queue_count - 1);
 		mutex_unlock(&ctrl->tagset_lock);
 		nvme_unfreeze(&ctrl->ctrl);
 	}
@@ -350,7 +420,7 @@ out_quiesce_io_queues:
 	nvme_quiesce_io_queues(&ctrl->ctrl);
 	nvme_sync_io_queues(&ctrl->ctrl);
 	rnvme_stop_io_queues(ctrl);
-	nvme_cancel_tagset(&ctrl->ctrl);
+	rnvme_cancel_io_tag_sets(ctrl);
 	if (new) {
 		nvme_unquiesce_io_queues(&ctrl->ctrl);
 		goto out_remove_io_tag_set;
@@ -385,7 +455,7 @@ static void rnvme_teardown_io_queues(struct rnvme_ctrl *ctrl, bool remove)
 	nvme_quiesce_io_queues(&ctrl->ctrl);
 	nvme_sync_io_queues(&ctrl->ctrl);
 	rnvme_stop_io_queues(ctrl);
-	nvme_cancel_tagset(&ctrl->ctrl);
+	rnvme_cancel_io_tag_sets(ctrl);
 	if (remove) {
 		nvme_unquiesce_io_queues(&ctrl->ctrl);
 		rnvme_remove_tag_set(ctrl, false);
@@ -591,7 +661,7 @@ out_destroy_io:
 		nvme_quiesce_io_queues(&ctrl->ctrl);
 		nvme_sync_io_queues(&ctrl->ctrl);
 		rnvme_stop_io_queues(ctrl);
-		nvme_cancel_tagset(&ctrl->ctrl);
+		rnvme_cancel_io_tag_sets(ctrl);
 		if (new)
 			rnvme_remove_tag_set(ctrl, false);
 		rnvme_free_io_queues(ctrl);

@@ -25,13 +25,23 @@
 #include <linux/slab.h>
 #include "rnvme.h"
 
-static struct blk_mq_tags *rnvme_tagset(struct rnvme_queue *queue)
+/*
+ * The tags that @tag of a response on @queue names: an I/O queue's Connect
+ * (and authentication) commands have tag 0 of the connect tag set, which
+ * the I/O tag set keeps reserved (ctrl.c, rnvme_alloc_connect_set()).
+ */
+static __always_inline struct blk_mq_tags *
+rnvme_tags_of(struct rnvme_queue *queue, u16 tag, const bool ordered)
 {
+	struct rnvme_ctrl *ctrl = queue->ctrl;
 	int idx = rnvme_queue_idx(queue);
 
-	if (idx == 0)
-		return queue->ctrl->admin_tag_set.tags[0];
-	return queue->ctrl->tag_set.tags[idx - 1];
+	/* an ordered queue is an I/O queue: no test for the admin one */
+	if (!ordered && idx == 0)
+		return ctrl->admin_tag_set.tags[0];
+	if (unlikely(!tag))
+		return ctrl->connect_set.tags[idx - 1];
+	return ctrl->tag_set.tags[idx - 1];
 }
 
 /**
@@ -1147,6 +1157,7 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 	struct rnvme_ctrl *ctrl = queue->ctrl;
 	struct rnvme_request *req;
 	struct request *rq;
+	u16 tag;
 	int ret;
 
 	/*
@@ -1155,10 +1166,8 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 	 * lookup here is silent, and what a response names is tested below.
 	 * An ordered queue is an I/O queue: no test for the admin one.
 	 */
-	rq = blk_mq_tag_to_rq(ordered ?
-			      ctrl->tag_set.tags[rnvme_queue_idx(queue) - 1] :
-			      rnvme_tagset(queue),
-			      nvme_tag_from_cid(cqe->command_id));
+	tag = nvme_tag_from_cid(cqe->command_id);
+	rq = blk_mq_tag_to_rq(rnvme_tags_of(queue, tag, ordered), tag);
 	if (unlikely(!rq)) {
 		dev_err_ratelimited(ctrl->ctrl.device,
 				    "queue %d: response for unknown command id %#x\n",
@@ -1331,7 +1340,7 @@ static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
 {
 	struct rnvme_ctrl *ctrl = to_rnvme_ctrl(set->driver_data);
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
-	int qid = set == &ctrl->tag_set ? hctx_idx + 1 : 0;
+	int qid = set == &ctrl->admin_tag_set ? 0 : hctx_idx + 1;
 	struct nvme_command *cmd;
 
 	nvme_req(rq)->ctrl = &ctrl->ctrl;
@@ -1719,8 +1728,15 @@ void rnvme_abort_queue_requests(struct rnvme_queue *queue)
 
 	/* the reconnect work may be resizing the tag set (tagset_lock) */
 	mutex_lock(&ctrl->tagset_lock);
-	blk_mq_tagset_busy_iter(rnvme_queue_idx(queue) ? &ctrl->tag_set :
-				&ctrl->admin_tag_set, rnvme_abort_one, queue);
+	if (!rnvme_queue_idx(queue)) {
+		blk_mq_tagset_busy_iter(&ctrl->admin_tag_set, rnvme_abort_one,
+					queue);
+	} else if (ctrl->connect_set.tags) {
+		/* the Connect, and commands of an earlier association */
+		blk_mq_tagset_busy_iter(&ctrl->connect_set, rnvme_abort_one,
+					queue);
+		blk_mq_tagset_busy_iter(&ctrl->tag_set, rnvme_abort_one, queue);
+	}
 	mutex_unlock(&ctrl->tagset_lock);
 }
 

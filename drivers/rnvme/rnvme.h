@@ -553,6 +553,8 @@ struct rnvme_ctrl {
 	struct blk_mq_tag_set	admin_tag_set;
 	/* held to allocate, resize or remove a tag set, and to walk one */
 	struct mutex		tagset_lock;
+	/* the I/O queues' Connect commands (ctrl.c, rnvme_alloc_connect_set) */
+	struct blk_mq_tag_set	connect_set;
 	struct work_struct	err_work;
 	struct delayed_work	reconnect_work;
 	struct delayed_work	ack_wd_work;

@@ -81,6 +81,18 @@ static inline void nvme_start_request(struct request *rq)
 }
 #endif
 
+/* 6.9: blk_mq_alloc_queue() replaces blk_mq_init_queue(); rnvme passes no limits */
+#ifndef HAVE_BLK_MQ_ALLOC_QUEUE
+static inline struct request_queue *
+blk_mq_alloc_queue(struct blk_mq_tag_set *set, struct queue_limits *lim,
+		   void *queuedata)
+{
+	if (lim || queuedata)
+		return ERR_PTR(-EINVAL);
+	return blk_mq_init_queue(set);
+}
+#endif
+
 #ifndef HAVE_NVME_CTRL_STATE
 static inline enum nvme_ctrl_state nvme_ctrl_state(struct nvme_ctrl *ctrl)
 {

@@ -85,6 +85,8 @@ probe HAVE_KUNIT_VISIBILITY_H "6.2 (and 6.1.y): EXPORT_SYMBOL_IF_KUNIT in kunit/
 	have_header kunit/visibility.h
 probe HAVE_NVME_HOST_AUTH_KCONFIG "6.7: the host's in-band authentication is CONFIG_NVME_HOST_AUTH (before: CONFIG_NVME_AUTH)" \
 	grep_any 'CONFIG_NVME_HOST_AUTH' "$nvme_h"
+probe HAVE_BLK_MQ_ALLOC_QUEUE "6.9: blk_mq_alloc_queue(set, lim, queuedata) replaces blk_mq_init_queue" \
+	grep_any '\bblk_mq_alloc_queue\(' "$(hdr linux/blk-mq.h)"
 probe HAVE_NVME_STATUS_DNR "6.1.y/6.11: NVME_SC_DNR renamed NVME_STATUS_DNR" \
 	grep_any 'NVME_STATUS_DNR' "$(hdr linux/nvme.h)"
 
