@@ -239,8 +239,8 @@ static void rnvme_free_sg_table(struct rnvme_request *req)
  * @c:     its command
  * @locked: the caller holds @queue's post_lock (rnvme_map_fast_reg())
  *
- * Return: 0, -EIO when the data cannot be DMA-mapped (a path error), or
- * another negative errno.
+ * Return: how the data goes (RNVME_TD_*), -EIO when the data cannot be
+ * DMA-mapped (a path error), or another negative errno.
  */
 static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 					  struct request *rq,
@@ -258,7 +258,7 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 
 	if (!nr) {
 		rnvme_sgl_null(c);
-		return 0;
+		return RNVME_TD_NONE;
 	}
 
 	/*
@@ -297,18 +297,18 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 	    rnvme_use_inline(true, 1, true, count, queue->inline_segs,
 			     blk_rq_payload_bytes(rq), queue->inline_room)) {
 		rnvme_map_inline(queue, req, c, count);
-		return 0;
+		return RNVME_TD_INLINE;
 	}
 
 	if (count == 1 && queue->global_rkey) {
 		rnvme_map_global_rkey(queue, req, c);
-		return 0;
+		return RNVME_TD_GLOBAL_RKEY;
 	}
 
 	ret = rnvme_map_fast_reg(queue, req, c, count, locked);
 	if (ret)
 		goto out_unmap_sg;
-	return 0;
+	return RNVME_TD_REGISTERED;
 
 out_unmap_sg:
 	ib_dma_unmap_sg(ibdev, req->sgt.sgl, req->nents, rq_dma_dir(rq));
@@ -431,6 +431,8 @@ static void rnvme_batch_end(struct rnvme_comp_batch *b)
 	if (!b->nr)
 		return;
 	b->nr = 0;
+	/* no clock while the batch is empty (rnvme_batch_clock()) */
+	b->now = 0;
 	rnvme_complete_batch(&b->iob);
 	b->iob.complete = NULL;
 	b->iob.need_ts = false;
@@ -480,11 +482,12 @@ static __always_inline u64 rnvme_batch_clock(struct rnvme_comp_batch *b,
 	u64 now;
 
 	/*
-	 * b->now is 0 while the batch has no clock (its first member was not
-	 * counted); a request stamped after the batch's clock was read takes
-	 * a new one, which the batch keeps
+	 * b->now is 0 while the batch has no clock (it is empty, or its first
+	 * member was not counted), which no start stamp is below; a request
+	 * stamped after the batch's clock was read takes a new one, which the
+	 * batch keeps
 	 */
-	if (b->nr && b->now >= req->tele_start)
+	if (b->now >= req->tele_start)
 		return b->now;
 	now = ktime_get_ns();
 	if (b->nr)
@@ -499,7 +502,8 @@ static __always_inline u64 rnvme_batch_clock(struct rnvme_comp_batch *b,
  * where it lies (@status, @result: the response buffer or the copy kept
  * in the request), after the clock: nothing of it lives across that call.
  */
-static __always_inline void rnvme_end_batched_with(struct rnvme_request *req,
+static __always_inline void rnvme_end_batched_with(struct rnvme_queue *queue,
+						   struct rnvme_request *req,
 						   const __le16 *status,
 						   const union nvme_result *result,
 						   bool more)
@@ -510,7 +514,7 @@ static __always_inline void rnvme_end_batched_with(struct rnvme_request *req,
 
 	if (rnvme_tele_counting(req)) {
 		now = more ? rnvme_batch_clock(b, req) : ktime_get_ns();
-		rnvme_tele_answer(req->queue, req, *status, now);
+		rnvme_tele_answer(queue, req, *status, now, true);
 	}
 	if (nvme_try_complete_req(rq, *status, *result) ||
 	    rnvme_batch_add(b, rq, more, now))
@@ -588,7 +592,7 @@ static void rnvme_inv_rkey_done(struct ib_cq *cq, struct ib_wc *wc)
 		rnvme_wr_error(cq, wc, "LOCAL_INV");
 		return;
 	}
-	rnvme_tele_wc_ok(req->queue);
+	rnvme_tele_wc_ok(req->queue, false);
 	if (atomic_dec_and_test(&req->ref))
 		rnvme_end_request(req);
 }
@@ -658,7 +662,7 @@ static void rnvme_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	    (queue->ctrl->ack_wd_work.timer.flags & TIMER_CPUMASK) !=
 	    raw_smp_processor_id())
 		rnvme_fi_hold(RNVME_FI_CQ_STALL);
-	rnvme_tele_wc_ok(queue);
+	rnvme_tele_wc_ok(queue, false);
 	rnvme_send_completed(queue, req->send_seq);
 	if (unlikely(queue->parked))
 		rnvme_unpark(queue);
@@ -674,7 +678,7 @@ static void rnvme_async_done(struct ib_cq *cq, struct ib_wc *wc)
 		rnvme_wr_error(cq, wc, "ASYNC");
 		return;
 	}
-	rnvme_tele_wc_ok(queue);
+	rnvme_tele_wc_ok(queue, false);
 	/* the admin queue signals every SEND: nothing to retire */
 	rnvme_send_completed(queue, READ_ONCE(queue->retired_seq));
 }
@@ -1113,7 +1117,7 @@ void rnvme_unpark(struct rnvme_queue *queue)
 		/* unlinked before it ends: the tag may be reused at once */
 		*link = req->park_next;
 		if (atomic_dec_and_test(&req->ref))
-			rnvme_end_batched_with(req, &req->status,
+			rnvme_end_batched_with(queue, req, &req->status,
 					       &req->result, true);
 	}
 	queue->parked_tail = link;
@@ -1253,7 +1257,8 @@ static __always_inline void rnvme_process_rsp(struct rnvme_queue *queue,
 	 * needs keeping only if the SEND's completion ends the request later.
 	 */
 	if (atomic_dec_and_test(&req->ref))
-		rnvme_end_batched_with(req, &cqe->status, &cqe->result,
+		rnvme_end_batched_with(queue, req, &cqe->status,
+				       &cqe->result,
 				       rnvme_answers_due(queue));
 	else
 		rnvme_keep_response(req, cqe);
@@ -1296,7 +1301,7 @@ static __always_inline void __rnvme_recv_done(struct ib_cq *cq,
 		rnvme_wr_error(cq, wc, "RECV");
 		return;
 	}
-	rnvme_tele_wc_ok(queue);
+	rnvme_tele_wc_ok(queue, ordered);
 
 	if (unlikely(wc->byte_len < len)) {
 		dev_err(queue->ctrl->ctrl.device,
@@ -1355,7 +1360,7 @@ static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	if (!cmd)
 		return -ENOMEM;
 	req->sqe_gen = 0;
-	req->tele_armed = false;
+	req->tele_class = RNVME_TC_UNARMED;
 	/* rnvme_map_data() uses them as they are for short lists */
 	sg_init_table(req->first_sgl, RNVME_INLINE_SG_CNT);
 	req->sgt.sgl = req->first_sgl;
@@ -1485,10 +1490,11 @@ static __always_inline int rnvme_map_submit(struct rnvme_queue *queue,
 
 	if (ordered)
 		spin_lock_irqsave(&queue->post_lock, flags);
+	/* how the data goes (RNVME_TD_*), or an error */
 	err = rnvme_map_data(queue, rq, c, ordered);
-	*posting = !err;
-	if (likely(!err)) {
-		rnvme_tele_arm(queue, rq, req, ordered);
+	*posting = err >= 0;
+	if (likely(err >= 0)) {
+		rnvme_tele_arm(queue, rq, req, err, ordered);
 		if (unlikely(req->sqe_sync))
 			ib_dma_sync_single_for_device(queue->ibdev,
 						      req->sqe.dma,
@@ -1553,7 +1559,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	bool posting;
 	int err;
 
-	rnvme_tele_dispatched(rq, req);
+	rnvme_tele_dispatched(queue, rq);
 
 	rnvme_bench_hook();
 

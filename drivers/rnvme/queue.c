@@ -458,7 +458,7 @@ static void rnvme_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 		rnvme_wr_error(cq, wc, "watchdog probe");
 		return;
 	}
-	rnvme_tele_wc_ok(queue);
+	rnvme_tele_wc_ok(queue, false);
 	rnvme_send_completed(queue, queue->probe_seq);
 	clear_bit(0, &queue->probe_busy);
 	if (queue->parked)

@@ -465,11 +465,12 @@ struct rnvme_request {
 	int			nents;
 	struct scatterlist	*last_sg;
 	struct scatterlist	first_sgl[RNVME_INLINE_SG_CNT];
-	/* telemetry (rnvme_tele_arm()): started at tele_start, not yet counted ended */
+	/*
+	 * telemetry (rnvme_tele_arm()): started at tele_start, of class
+	 * tele_class until counted ended, then RNVME_TC_UNARMED
+	 */
 	u64			tele_start;
 	u8			tele_class;
-	bool			tele_requeued;
-	bool			tele_armed;
 };
 
 /**
@@ -781,15 +782,20 @@ void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status);
 void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
 			  bool locked, u64 d);
 void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req,
-			  u16 status, u64 ns);
+			  u32 class, u16 status, u64 ns);
 void rnvme_tele_complete_rq(struct rnvme_queue *queue, struct request *rq);
+void rnvme_tele_requeued(struct rnvme_queue *queue);
 
-/* a successful work completion of @queue, in its CQ context */
-static inline void rnvme_tele_wc_ok(struct rnvme_queue *queue)
+/*
+ * a successful work completion of @queue, in its CQ context; @ordered: the
+ * caller knows @queue is an interrupt-driven I/O queue (not polled)
+ */
+static __always_inline void rnvme_tele_wc_ok(struct rnvme_queue *queue,
+					     const bool ordered)
 {
 	if (!static_branch_likely(&rnvme_tele_key))
 		return;
-	if (likely(!queue->poll))
+	if (ordered || likely(!queue->poll))
 		queue->tele->cq.wc[IB_WC_SUCCESS].n++;
 	else
 		atomic64_inc(&queue->tele->cq.wc[IB_WC_SUCCESS].a);
@@ -803,12 +809,17 @@ static __always_inline void rnvme_tele_wc_failed(struct rnvme_queue *queue,
 		rnvme_tele_wc(queue, status);
 }
 
-/* queue_rq: was @rq prepared before (dispatched again: retry, resource busy)? */
-static __always_inline void rnvme_tele_dispatched(struct request *rq,
-						  struct rnvme_request *req)
+/*
+ * queue_rq: @rq was prepared before (nvme_setup_cmd() sets RQF_DONTPREP), so
+ * blk-mq dispatches it again (a retry, a resource requeue): counted here, out
+ * of line, as it is rare.  Two instructions on every dispatch.
+ */
+static __always_inline void rnvme_tele_dispatched(struct rnvme_queue *queue,
+						  struct request *rq)
 {
-	if (static_branch_likely(&rnvme_tele_key))
-		req->tele_requeued = !!(rq->rq_flags & RQF_DONTPREP);
+	if (static_branch_likely(&rnvme_tele_key) &&
+	    unlikely(rq->rq_flags & RQF_DONTPREP))
+		rnvme_tele_requeued(queue);
 }
 
 /* a command's class: REQ_OP_READ is 0, REQ_OP_WRITE 1, the rest "other" */
@@ -832,21 +843,22 @@ static __always_inline u32 rnvme_tele_data(struct request *rq,
 
 /*
  * A command with its data mapped is about to be posted: note what it is.
- * @locked: the caller holds @queue's post_lock (an interrupt-driven I/O
- * queue), so the post is counted here, from the values at hand; otherwise
- * __rnvme_submit() counts it (rnvme_tele_submitted()).
+ * @kind: how its data reaches the target (RNVME_TD_*, what rnvme_map_data()
+ * returned).  @locked: the caller holds @queue's post_lock (an
+ * interrupt-driven I/O queue), so the post is counted here, from the values
+ * at hand; otherwise __rnvme_submit() counts it (rnvme_tele_submitted()).
  */
 static __always_inline void rnvme_tele_arm(struct rnvme_queue *queue,
 					   struct request *rq,
 					   struct rnvme_request *req,
-					   const bool locked)
+					   u32 kind, const bool locked)
 {
 	struct rnvme_tele_sub *s;
-	u32 class, kind, bytes;
+	u32 class;
 	u64 start;
 
 	if (!static_branch_likely(&rnvme_tele_key)) {
-		req->tele_armed = false;
+		req->tele_class = RNVME_TC_UNARMED;
 		return;
 	}
 	class = rnvme_tele_class(rq);
@@ -855,18 +867,13 @@ static __always_inline void rnvme_tele_arm(struct rnvme_queue *queue,
 	if (unlikely(!start))
 		start = ktime_get_ns();
 	req->tele_start = start;
-	req->tele_armed = true;
 	if (!locked)
 		return;
 	/* counted before the post: the completion may come at once */
-	kind = rnvme_tele_data(rq, req);
-	bytes = blk_rq_payload_bytes(rq);
 	s = &queue->tele->sub;
 	s->submitted[class].n++;
-	s->bytes[class].n += bytes;
+	s->bytes[class].n += blk_rq_payload_bytes(rq);
 	s->data[kind].n++;
-	if (unlikely(req->tele_requeued))
-		s->requeued.n++;
 }
 
 /*
@@ -877,29 +884,33 @@ static __always_inline bool rnvme_tele_counting(struct rnvme_request *req)
 {
 	/*
 	 * Armed only while the label was on (rnvme_tele_arm()), and the
-	 * buffers outlive any switch: the flag alone decides.
+	 * buffers outlive any switch: the class alone decides.
 	 */
-	return req->tele_armed;
+	return req->tele_class != RNVME_TC_UNARMED;
 }
 
 /*
  * The target answered a counted @req (rnvme_tele_counting()) with @status;
  * @now: the clock at (or shortly before) the answer, ktime_get_ns(), and
- * not before the request's start.  In @queue's CQ context.
+ * not before the request's start.  In @queue's CQ context.  @plain: the
+ * caller knows @queue is an interrupt-driven I/O queue (queue->tele_plain).
  */
 static __always_inline void rnvme_tele_answer(struct rnvme_queue *queue,
 					      struct rnvme_request *req,
-					      __le16 status, u64 now)
+					      __le16 status, u64 now,
+					      const bool plain)
 {
 	struct rnvme_tele_cq *c = &queue->tele->cq;
 	u32 k = req->tele_class;
 	u64 ns;
 
 	ns = now - req->tele_start;
-	req->tele_armed = false;
+	req->tele_class = RNVME_TC_UNARMED;
 	/* the status field without the phase tag */
-	if (unlikely(!queue->tele_plain || (status & ~cpu_to_le16(1)))) {
-		rnvme_tele_completed(queue, req, le16_to_cpu(status) >> 1, ns);
+	if (unlikely((!plain && !queue->tele_plain) ||
+		     (status & ~cpu_to_le16(1)))) {
+		rnvme_tele_completed(queue, req, k, le16_to_cpu(status) >> 1,
+				     ns);
 		return;
 	}
 	c->lat_sum_ns[k].n += ns;
@@ -911,7 +922,8 @@ static __always_inline void rnvme_tele_answered(struct rnvme_request *req,
 						__le16 status)
 {
 	if (rnvme_tele_counting(req))
-		rnvme_tele_answer(req->queue, req, status, ktime_get_ns());
+		rnvme_tele_answer(req->queue, req, status, ktime_get_ns(),
+				  false);
 }
 
 /*
@@ -922,7 +934,7 @@ static __always_inline void rnvme_tele_answered(struct rnvme_request *req,
 static __always_inline void rnvme_tele_complete(struct rnvme_request *req,
 						struct request *rq)
 {
-	if (unlikely(req->tele_armed || nvme_req(rq)->status) &&
+	if (unlikely(rnvme_tele_counting(req) || nvme_req(rq)->status) &&
 	    static_branch_likely(&rnvme_tele_key))
 		rnvme_tele_complete_rq(req->queue, rq);
 }

@@ -292,17 +292,13 @@ void rnvme_tele_submitted(struct rnvme_queue *queue, struct rnvme_request *req,
 		s->submitted[c].n += d;
 		s->bytes[c].n += d * bytes;
 		s->data[kind].n += d;
-		if (unlikely(req->tele_requeued))
-			s->requeued.n += d;
 	} else {
 		atomic64_add(d, &s->submitted[c].a);
 		atomic64_add(d * bytes, &s->bytes[c].a);
 		atomic64_add(d, &s->data[kind].a);
-		if (unlikely(req->tele_requeued))
-			atomic64_add(d, &s->requeued.a);
 	}
 	if (d != 1)
-		req->tele_armed = false;
+		req->tele_class = RNVME_TC_UNARMED;
 }
 
 /* an error status, or an admin command (keep-alive round trips) */
@@ -336,6 +332,7 @@ static void rnvme_tele_rare(struct rnvme_qtele *t, struct rnvme_request *req,
  * rnvme_tele_completed - the target answered an armed command: the rare cases
  * @queue:  its queue, in its CQ context
  * @req:    the command, about to end
+ * @c:      its class (rnvme_tele_answer() disarmed it)
  * @status: the status field of its response without the phase tag (any
  *          value is counted)
  * @ns:     its latency
@@ -349,10 +346,9 @@ static void rnvme_tele_rare(struct rnvme_qtele *t, struct rnvme_request *req,
  * derives both).
  */
 void rnvme_tele_completed(struct rnvme_queue *queue, struct rnvme_request *req,
-			  u16 status, u64 ns)
+			  u32 c, u16 status, u64 ns)
 {
 	struct rnvme_qtele *t = queue->tele;
-	u32 c = req->tele_class;
 	unsigned long flags;
 
 	if (queue->poll) {
@@ -388,14 +384,20 @@ void rnvme_tele_complete_rq(struct rnvme_queue *queue, struct request *rq)
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
 	u16 status = nvme_req(rq)->status;
 
-	if (req->tele_armed) {
-		req->tele_armed = false;
+	if (rnvme_tele_counting(req)) {
+		req->tele_class = RNVME_TC_UNARMED;
 		atomic64_inc(&queue->tele->host_aborted);
 	}
 	if (status && (rq->cmd_flags & REQ_NVME_MPATH) &&
 	    !blk_noretry_request(rq) && RNVME_NVME_SCT(status) == 3 &&
 	    !(status & RNVME_NVME_DNR))
 		atomic64_inc(&queue->tele->failovers);
+}
+
+/* a command prepared before is dispatched again (rnvme_tele_dispatched()) */
+void rnvme_tele_requeued(struct rnvme_queue *queue)
+{
+	atomic64_inc(&queue->tele->requeued);
 }
 
 /* a command refused at dispatch (queue not ready): requeued, or failed */
@@ -463,7 +465,7 @@ static void rnvme_tele_scalars(struct rnvme_ctrl *ctrl,
 		w[n++] = RNVME_TELE_VAL(t, s->bytes[k].n);
 	for (k = 0; k < RNVME_TD_NR; k++)
 		w[n++] = RNVME_TELE_VAL(t, s->data[k].n);
-	w[n++] = RNVME_TELE_VAL(t, s->requeued.n);
+	w[n++] = t ? atomic64_read(&t->requeued) : 0;
 	/* answered: the histograms' sums */
 	for (k = 0; k < RNVME_TC_NR; k++) {
 		answered[k] = 0;

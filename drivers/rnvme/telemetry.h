@@ -13,8 +13,8 @@
  *        completions may be reaped by several pollers at once, so there the
  *        counters of union rnvme_tctr are added to with atomics and the rest
  *        (error statuses) is taken under cq_lock
- *   slow rare events from any context (cancellation, timeout, refusal at
- *        dispatch, failover): atomics
+ *   slow rare events from any context (a dispatch again, cancellation,
+ *        timeout, refusal at dispatch, failover): atomics
  * A reset copies the current values into @base (readers subtract it): the
  * hot counters are never written by anyone but their owner.
  */
@@ -33,6 +33,8 @@ enum {
 	RNVME_TC_WRITE,
 	RNVME_TC_OTHER,
 	RNVME_TC_NR,
+	/* rnvme_request.tele_class of a command not counted (not armed) */
+	RNVME_TC_UNARMED = 0xff,
 };
 
 /* how a command's data reached the target */
@@ -76,7 +78,6 @@ struct rnvme_tele_sub {
 	union rnvme_tctr	submitted[RNVME_TC_NR];
 	union rnvme_tctr	bytes[RNVME_TC_NR];
 	union rnvme_tctr	data[RNVME_TD_NR];
-	union rnvme_tctr	requeued;
 };
 
 struct rnvme_tele_cq {
@@ -97,6 +98,7 @@ struct rnvme_tele_cq {
  * @cq:     completion side (CQ context; on a poll queue atomics, and
  *          cq_lock for the rest)
  * @cq_lock: serializes @cq's plain u64 fields on a poll queue
+ * @requeued: commands dispatched again (rnvme_tele_dispatched())
  * @host_aborted: commands ended by the host without a response
  * @failovers: commands ended with a path status on a multipath controller
  * @rejected: commands refused at dispatch (queue not ready)
@@ -114,6 +116,7 @@ struct rnvme_qtele {
 	struct rnvme_tele_sub	sub ____cacheline_aligned_in_smp;
 	struct rnvme_tele_cq	cq ____cacheline_aligned_in_smp;
 	spinlock_t		cq_lock ____cacheline_aligned_in_smp;
+	atomic64_t		requeued;
 	atomic64_t		host_aborted;
 	atomic64_t		failovers;
 	atomic64_t		rejected;
