@@ -58,6 +58,23 @@ fio_job seq-1m-qd4 --filename="$A" --ioengine=libaio --iodepth=4 --rw=write \
 	--bs=1m --size="$(mib 32)" --verify=crc32c
 fio_job 4k-lba-bsrange-qd32 --filename="$B" --ioengine=libaio --iodepth=32 --rw=randwrite \
 	--bsrange=4k-1m --size="$(mib 32)" --verify=crc32c
+# Buffers in huge pages, 512 bytes into a page: a request's data is then one
+# bio_vec over several pages that starts inside one, which rnvme maps as one
+# scatterlist entry without blk_rq_map_sg() (io.c, rnvme_map_one_segment()).
+hp=/proc/sys/vm/nr_hugepages
+if [ ! -e "$hp" ]; then
+	tap_skip "this kernel has no huge pages (CONFIG_HUGETLBFS)" "fio hugepage-offset-qd16"
+else
+	hp0=$(cat "$hp")
+	if echo 16 > "$hp" && [ "$(cat "$hp")" -ge 4 ]; then
+		fio_job hugepage-offset-qd16 --filename="$A" --ioengine=libaio --iodepth=16 \
+			--rw=randwrite --bsrange=512-256k --iomem=shmhuge --iomem_align=512 \
+			--size="$(mib 32)" --verify=crc32c
+	else
+		not_ok "fio hugepage-offset-qd16" "could get $(cat "$hp") huge pages, not 4"
+	fi
+	echo "$hp0" > "$hp"
+fi
 
 # Selective signaling (rnvme only; Documentation/rnvme.rst, Data path): at
 # QD32 most SENDs of 4 KiB writes in the capsule and of reads (behind a
