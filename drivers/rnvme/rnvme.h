@@ -828,19 +828,6 @@ static __always_inline u32 rnvme_tele_class(struct request *rq)
 	return min_t(u32, req_op(rq), RNVME_TC_OTHER);
 }
 
-/* how a mapped command's data reaches the target */
-static __always_inline u32 rnvme_tele_data(struct request *rq,
-					   struct rnvme_request *req)
-{
-	if (req->mr)
-		return RNVME_TD_REGISTERED;
-	if (req->num_sge > 1)
-		return RNVME_TD_INLINE;
-	if (blk_rq_nr_phys_segments(rq))
-		return RNVME_TD_GLOBAL_RKEY;
-	return RNVME_TD_NONE;
-}
-
 /*
  * A command with its data mapped is about to be posted: note what it is.
  * @kind: how its data reaches the target (RNVME_TD_*, what rnvme_map_data()

@@ -270,6 +270,23 @@ void rnvme_tele_wc(struct rnvme_queue *queue, enum ib_wc_status status)
  * one side only.
  */
 
+/*
+ * How a mapped command's data reaches the target, read back from the
+ * request: the value rnvme_map_data() returned for it, for the posts that
+ * do not carry that value (admin and poll queues, and a failed post's take
+ * back).
+ */
+static u32 rnvme_tele_data(struct request *rq, struct rnvme_request *req)
+{
+	if (req->mr)
+		return RNVME_TD_REGISTERED;
+	if (req->num_sge > 1)
+		return RNVME_TD_INLINE;
+	if (blk_rq_nr_phys_segments(rq))
+		return RNVME_TD_GLOBAL_RKEY;
+	return RNVME_TD_NONE;
+}
+
 /**
  * rnvme_tele_submitted - count an armed command's post, or take it back
  * @queue:  its queue
