@@ -973,6 +973,13 @@ fx_mem_delta() {
 # 1 when tracefs or a probe is missing (the caller skips with a reason).
 # fx_kprobe_hits FUNC: its count since fx_kprobes_on.  fx_kprobes_off: all gone.
 FX_TR=/sys/kernel/tracing
+# fx_trace_no_cmd_record: the trace's command-name recording off (a kernel
+# without tracefs has nothing to switch); run-suites.sh says why.
+fx_trace_no_cmd_record() {
+	[ -d "$FX_TR/options" ] || mount -t tracefs tracefs "$FX_TR" 2>/dev/null || return 0
+	[ -w "$FX_TR/options/record-cmd" ] || return 0
+	echo 0 > "$FX_TR/options/record-cmd"
+}
 fx_kprobes_on() {
 	local f
 	[ -d "$FX_TR/events" ] || mount -t tracefs tracefs "$FX_TR" 2>/dev/null || return 1
