@@ -59,6 +59,8 @@ PKGS=(
 	librdmacm-dev
 	# packaging (tools/packaging, tests/host/20-packaging.sh, suite 10-dkms)
 	dkms dpkg-dev debhelper dh-dkms python3-docutils
+	# the Debian 13 build and test root (tests/root/build.sh)
+	debootstrap
 )
 
 # kernel_61_ready V: prints NN when linux-image/headers-6.1.0-NN-amd64 are
