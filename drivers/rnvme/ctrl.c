@@ -392,7 +392,7 @@ static int rnvme_configure_io_queues(struct rnvme_ctrl *ctrl, bool new)
 		 */
 		nvme_start_freeze(&ctrl->ctrl);
 		nvme_unquiesce_io_queues(&ctrl->ctrl);
-		if (!nvme_wait_freeze_timeout(&ctrl->ctrl, NVME_IO_TIMEOUT)) {
+		if (!rnvme_wait_freeze(&ctrl->ctrl)) {
 			/*
 			 * I/O could not drain: the controller stopped answering
 			 * during the reconnect.  Fail this attempt.

@@ -247,11 +247,13 @@ static __always_inline bool rnvme_map_one_segment(struct request *rq,
 						  struct scatterlist *sg)
 {
 	struct bio_vec bv = req_bvec(rq);
+	phys_addr_t addr;
 
 	if (unlikely(bv.bv_len != blk_rq_payload_bytes(rq)))
 		return false;
-	sg_set_page(sg, nth_page(bv.bv_page, bv.bv_offset >> PAGE_SHIFT),
-		    bv.bv_len, offset_in_page(bv.bv_offset));
+	addr = bvec_phys(&bv);
+	sg_set_page(sg, pfn_to_page(PHYS_PFN(addr)), bv.bv_len,
+		    offset_in_page(addr));
 	sg_mark_end(sg);
 	return true;
 }
@@ -309,8 +311,8 @@ static __always_inline int rnvme_map_data(struct rnvme_queue *queue,
 		 * the stack would cost queue_rq a stack-protector canary
 		 */
 		req->last_sg = NULL;
-		req->nents = __blk_rq_map_sg(rq->q, rq, req->sgt.sgl,
-					     &req->last_sg);
+		req->nents = rnvme_blk_rq_map_sg(rq, req->sgt.sgl,
+						 &req->last_sg);
 	}
 	count = ib_dma_map_sg(ibdev, req->sgt.sgl, req->nents, rq_dma_dir(rq));
 	if (unlikely(count <= 0)) {
@@ -1370,7 +1372,8 @@ void rnvme_recv_any_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 static int rnvme_init_request(struct blk_mq_tag_set *set, struct request *rq,
-			      unsigned int hctx_idx, unsigned int numa_node)
+			      unsigned int hctx_idx,
+			      RNVME_NUMA_NODE_T numa_node)
 {
 	struct rnvme_ctrl *ctrl = to_rnvme_ctrl(set->driver_data);
 	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);

@@ -753,7 +753,8 @@ __printf(3, 4) void rnvme_record_attempt_error(struct rnvme_ctrl *ctrl, int seq,
 					       const char *fmt, ...);
 
 /* telemetry.c */
-extern struct bin_attribute *rnvme_tele_bin_attrs[];
+extern RNVME_BIN_ATTR_CONST struct bin_attribute *RNVME_BIN_ATTR_CONST
+rnvme_tele_bin_attrs[];
 extern struct device_attribute dev_attr_telemetry_reset;
 extern struct device_attribute dev_attr_telemetry_layout;
 int rnvme_tele_register(struct rnvme_ctrl *ctrl);

@@ -592,7 +592,8 @@ static void rnvme_tele_copy(char *buf, loff_t off, loff_t end, const void *src,
  * histograms 0, ns_since_reset 0, the queues' own gauges as they are.
  */
 static ssize_t rnvme_tele_read(struct file *file, struct kobject *kobj,
-			       struct bin_attribute *attr, char *buf,
+			       RNVME_BIN_ATTR_CONST struct bin_attribute *attr,
+			       char *buf,
 			       loff_t off, size_t count)
 {
 	struct rnvme_ctrl *ctrl = rnvme_tele_ctrl(kobj);
@@ -632,7 +633,8 @@ static ssize_t rnvme_tele_read(struct file *file, struct kobject *kobj,
 
 static BIN_ATTR(telemetry, 0444, rnvme_tele_read, NULL, 0);
 
-struct bin_attribute *rnvme_tele_bin_attrs[] = {
+RNVME_BIN_ATTR_CONST struct bin_attribute *RNVME_BIN_ATTR_CONST
+rnvme_tele_bin_attrs[] = {
 	&bin_attr_telemetry,
 	NULL,
 };

@@ -148,6 +148,56 @@ static inline void rnvme_cm_req_set_cntlid(struct nvme_rdma_cm_req *req,
 #endif
 
 /*
+ * nvme-core after 6.12 keeps per-controller timeouts (sysfs admin_timeout
+ * and io_timeout) and waits for a freeze as long as the controller's own
+ * io_timeout; before, the caller passed the module-wide NVME_IO_TIMEOUT.
+ */
+static inline int rnvme_wait_freeze(struct nvme_ctrl *ctrl)
+{
+#ifdef HAVE_NVME_WAIT_FREEZE_TIMEOUT_CTRL
+	return nvme_wait_freeze_timeout(ctrl);
+#else
+	return nvme_wait_freeze_timeout(ctrl, NVME_IO_TIMEOUT);
+#endif
+}
+
+/* after 6.12: __blk_rq_map_sg() takes the request alone, not its queue */
+static inline int rnvme_blk_rq_map_sg(struct request *rq,
+				      struct scatterlist *sglist,
+				      struct scatterlist **last_sg)
+{
+#ifdef HAVE_BLK_RQ_MAP_SG_NO_QUEUE
+	return __blk_rq_map_sg(rq, sglist, last_sg);
+#else
+	return __blk_rq_map_sg(rq->q, rq, sglist, last_sg);
+#endif
+}
+
+#ifndef HAVE_BVEC_PHYS
+static inline phys_addr_t bvec_phys(const struct bio_vec *bvec)
+{
+	return page_to_phys(bvec->bv_page) + bvec->bv_offset;
+}
+#endif
+
+/* after 6.12: blk_mq_ops.init_request takes the NUMA node as int */
+#ifdef HAVE_INIT_REQUEST_INT_NODE
+#define RNVME_NUMA_NODE_T int
+#else
+#define RNVME_NUMA_NODE_T unsigned int
+#endif
+
+/*
+ * After 6.12 a binary attribute is const to its callbacks and to the group
+ * that lists it; before, the same declarations without const.
+ */
+#ifdef HAVE_CONST_BIN_ATTRS
+#define RNVME_BIN_ATTR_CONST const
+#else
+#define RNVME_BIN_ATTR_CONST
+#endif
+
+/*
  * Pure helpers in logic.c are exported to the KUnit module (rnvme_kunit.ko)
  * only when the kernel has KUnit: no exports at all in production builds.
  * kunit/visibility.h came with 6.2 (and was backported to 6.1.y).

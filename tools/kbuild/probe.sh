@@ -31,6 +31,12 @@ grep_any() {
 	grep -Eqs -- "$pat" "$@"
 }
 
+# grep_joined PATTERN FILE: extended regexp over FILE with its lines joined
+# (a declaration split over lines)
+grep_joined() {
+	tr '\n' ' ' < "$2" 2>/dev/null | grep -Eq -- "$1"
+}
+
 hdr() {
 	local d
 	for d in "${incdirs[@]}"; do
@@ -89,6 +95,16 @@ probe HAVE_BLK_MQ_ALLOC_QUEUE "6.9: blk_mq_alloc_queue(set, lim, queuedata) repl
 	grep_any '\bblk_mq_alloc_queue\(' "$(hdr linux/blk-mq.h)"
 probe HAVE_NVME_STATUS_DNR "6.1.y/6.11: NVME_SC_DNR renamed NVME_STATUS_DNR" \
 	grep_any 'NVME_STATUS_DNR' "$(hdr linux/nvme.h)"
+probe HAVE_NVME_WAIT_FREEZE_TIMEOUT_CTRL "after 6.12 (7.3 has it): nvme_wait_freeze_timeout(ctrl) waits the controller's own io_timeout" \
+	grep_any 'nvme_wait_freeze_timeout\(struct nvme_ctrl \*[a-z]*\);' "$nvme_h"
+probe HAVE_BLK_RQ_MAP_SG_NO_QUEUE "after 6.12: __blk_rq_map_sg(rq, sglist, last_sg) takes no request_queue" \
+	grep_any '__blk_rq_map_sg\(struct request \*[a-z]*, struct scatterlist' "$(hdr linux/blk-mq.h)"
+probe HAVE_INIT_REQUEST_INT_NODE "after 6.12: blk_mq_ops.init_request takes the NUMA node as int" \
+	grep_joined 'init_request\)\(struct blk_mq_tag_set \*set, struct request \*,[[:space:]]*unsigned int, int\);' "$(hdr linux/blk-mq.h)"
+probe HAVE_BVEC_PHYS "6.10: bvec_phys(), a bio_vec's physical address" \
+	grep_any '\bbvec_phys\(' "$(hdr linux/bvec.h)"
+probe HAVE_CONST_BIN_ATTRS "after 6.12: attribute_group.bin_attrs and the bin_attribute callbacks take const" \
+	grep_any 'const struct bin_attribute[[:space:]]+\*const \*bin_attrs;' "$(hdr linux/sysfs.h)"
 
 echo "#endif" >> "$tmp"
 if ! cmp -s "$tmp" "$out"; then
