@@ -766,7 +766,7 @@ static void rnvme_reconnect_work(struct work_struct *work)
 		 ctrl->ctrl.nr_reconnects, outage_ms);
 	atomic_set(&ctrl->stats.last_outage_ms, outage_ms);
 	atomic_inc(&ctrl->stats.reconnects);
-	ctrl->ctrl.nr_reconnects = 0;
+	rnvme_reconnects_done(&ctrl->ctrl);
 }
 
 static void rnvme_error_recovery_work(struct work_struct *work)

@@ -198,6 +198,19 @@ static inline phys_addr_t bvec_phys(const struct bio_vec *bvec)
 #endif
 
 /*
+ * A reconnect succeeded: after 6.12 nvme-core's diag/reconnect_count shows
+ * acc_reconnects plus the attempts of the outage in progress, so the
+ * attempts of the outage that ended move there before the count restarts.
+ */
+static inline void rnvme_reconnects_done(struct nvme_ctrl *ctrl)
+{
+#ifdef HAVE_NVME_CTRL_ACC_RECONNECTS
+	atomic_long_add(ctrl->nr_reconnects, &ctrl->acc_reconnects);
+#endif
+	ctrl->nr_reconnects = 0;
+}
+
+/*
  * Pure helpers in logic.c are exported to the KUnit module (rnvme_kunit.ko)
  * only when the kernel has KUnit: no exports at all in production builds.
  * kunit/visibility.h came with 6.2 (and was backported to 6.1.y).

@@ -8,7 +8,8 @@
 # compiler, kbuild, pahole and dpkg database.  The checkout and the build
 # directory (RNVME_OUT, default REPO/build) appear inside at their host paths
 # (bind mounts in a private mount namespace: they vanish with the command),
-# with /proc, /sys, /dev and a fresh /tmp.  The environment passed in is
+# with /proc, /sys, /dev and a fresh /tmp; CMD starts in the caller's
+# directory when that is one of them (else in /).  The environment passed in is
 # PATH, HOME, LANG and every variable whose name starts with RNVME_, KVER,
 # KDIR, KSRC, O or TEST_.  Exit status: CMD's.
 # shellcheck source=../../tools/kbuild/strict.sh
@@ -37,6 +38,11 @@ for v in $(compgen -e | grep -E '^(RNVME_.*|KVER|KDIR|KSRC|O|TEST_.*)$' || true)
 	envs+=("$v=${!v}")
 done
 [ -n "${RNVME_OUT:-}" ] || envs+=("RNVME_OUT=$out")
+# the command starts in the caller's directory when the root shows it
+cwd=/
+for d in "${binds[@]}"; do
+	case "$PWD/" in "$d"/*) cwd=$PWD ;; esac
+done
 
 # The mounts are made in the child's own mount namespace: nothing to undo.
 # shellcheck disable=SC2016 # expanded by the inner shell
@@ -54,5 +60,6 @@ exec unshare --mount --propagation private -- bash -c '
 	mount --rbind /dev "$root/dev"
 	mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
 	cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-	exec chroot "$root" /usr/bin/env -i "$@"
-' root-run "$root" "${#binds[@]}" "${binds[@]}" "${envs[@]}" "$@"
+	cwd=$1; shift
+	exec chroot "$root" /usr/bin/env -i -C "$cwd" "$@"
+' root-run "$root" "${#binds[@]}" "${binds[@]}" "$cwd" "${envs[@]}" "$@"

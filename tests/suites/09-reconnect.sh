@@ -90,6 +90,13 @@ if is_rnvme; then
 	check "reconnects = 1" test "$(rn "$ctrl" reconnects)" = 1
 	check "next_reconnect_ms = -1 once live" test "$(rn "$ctrl" next_reconnect_ms)" = -1
 fi
+# nvme-core after 6.12 counts a controller's reconnect attempts in its diag
+# group; the transport adds an outage's attempts when it ends
+diag=/sys/class/nvme/$ctrl/diag/reconnect_count
+if [ -r "$diag" ]; then
+	check "nvme-core's diag/reconnect_count counts the outage's attempts ($(cat "$diag") >= 1)" \
+		test "$(cat "$diag")" -ge 1
+fi
 timeout 60 nvme disconnect -d "$ctrl" >/dev/null 2>&1
 
 # ---------------------------------------------------------- controller reset

@@ -105,6 +105,8 @@ probe HAVE_BVEC_PHYS "6.10: bvec_phys(), a bio_vec's physical address" \
 	grep_any '\bbvec_phys\(' "$(hdr linux/bvec.h)"
 probe HAVE_CONST_BIN_ATTRS "after 6.12: attribute_group.bin_attrs and the bin_attribute callbacks take const" \
 	grep_any 'const struct bin_attribute[[:space:]]+\*const \*bin_attrs;' "$(hdr linux/sysfs.h)"
+probe HAVE_NVME_CTRL_ACC_RECONNECTS "after 6.12: nvme-core's diag/reconnect_count adds acc_reconnects" \
+	grep_any 'atomic_long_t[[:space:]]+acc_reconnects;' "$nvme_h"
 
 echo "#endif" >> "$tmp"
 if ! cmp -s "$tmp" "$out"; then
