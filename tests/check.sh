@@ -6,6 +6,7 @@
 #   SUITES="03 04"      run only these VM suites
 #   RNVME_SKIP_SETUP=1  do not run tests/setup-host.sh (apt-get)
 #   RNVME_SKIP_DEBUG_KERNEL=1  skip the debug-kernel stage (KASAN/lockdep/kmemleak)
+#   RNVME_SKIP_TRIXIE=1 skip the Debian 13 stage (tests/root: trixie's 6.12 and 7.x)
 #   RNVME_DEBUG_SUITES=all     every suite the debug kernel can run (default: a
 #                       subset that fits the budget; see the stage below)
 #   RNVME_CHECK_BUDGET=SECS    wall-time budget (default 5320: CI stops the job at
@@ -132,6 +133,14 @@ if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
 	t_dk_build=$(date +%s)
 	tests/debug-kernel/build.sh > "$OUT"/check/debug-kernel-build.out 2> "$OUT"/check/debug-kernel-build.log &
 	dk_pid=$!
+fi
+
+# The Debian 13 build root (tests/root/build.sh), in the background: mostly
+# downloads; the Debian 13 stage below waits for it.
+root_pid=""
+if [ "${RNVME_SKIP_TRIXIE:-0}" != 1 ]; then
+	tests/root/build.sh > "$OUT"/check/root.out 2> "$OUT"/check/root.log &
+	root_pid=$!
 fi
 
 stage "build rnvme.ko for $KVER"
@@ -410,6 +419,37 @@ if [ "${RNVME_SKIP_612:-0}" != 1 ]; then
 		fail=$((fail + 1))
 		echo "not ok - make module KVER=$k612"
 		tail -n 30 "$OUT"/check/module-612.log | sed 's/^/# /'
+	fi
+fi
+
+# Debian 13: trixie's 6.12 and the newest Debian kernel (trixie-backports),
+# each built in the trixie build root by its own release's compiler and
+# booted with that root as the guest's user space (nvme-cli 2.13, libnvme
+# 1.13): tests/root/kernel-check.sh, the same command that follows a new
+# kernel.  The root was made in the background since the start (about 120 s
+# and 2.5 GB fresh, cached in /var/cache/rnvme/root).  The newest kernel runs
+# the core suites (01 02 03 04 09 14 15, about 600 s); trixie's 6.12 is
+# Debian 12's 6.12 source, which the stages above run whole, so it runs what
+# meets trixie's user space: 01 02 03 14 (about 190 s; all of the core set
+# with RNVME_CHECK_FULL=1).
+if [ "${RNVME_SKIP_TRIXIE:-0}" != 1 ]; then
+	stage "Debian 13: trixie's kernels in the trixie build root (tests/root/kernel-check.sh)"
+	rc=0
+	[ -z "$root_pid" ] || wait "$root_pid" || rc=$?
+	mapfile -t ktrixie < <(sed -n 's/^KVER_TRIXIE=//p' "$OUT"/check/root.out 2>/dev/null)
+	if [ "$rc" != 0 ] || [ "${#ktrixie[@]}" = 0 ]; then
+		echo "not ok - the trixie build root (tests/root/build.sh exit $rc; log: $OUT/check/root.log)"
+		tail -n 20 "$OUT"/check/root.log | sed 's/^/# /'
+		fail=$((fail + 1))
+	else
+		for k in "${ktrixie[@]}"; do
+			have_time "Debian 13 kernel $k" || continue
+			ks="01 02 03 04 09 14 15"
+			case $k in 6.12.*) ks=$(pick "01 02 03 14" "$ks") ;; esac
+			RNVME_KERNEL_CHECK_TIMEOUT=$(vm_limit 1800) tests/root/kernel-check.sh "$k" "$ks" 2>&1 |
+				tee "$OUT"/check/trixie-$k.log
+			add_total "$OUT"/check/trixie-$k.log "Debian 13 kernel $k"
+		done
 	fi
 fi
 

@@ -1068,6 +1068,7 @@ static const struct nvme_ctrl_ops rnvme_ctrl_ops = {
 	.delete_ctrl		= rnvme_delete_ctrl,
 	.stop_ctrl		= rnvme_stop_ctrl,
 	.get_address		= nvmf_get_address,
+	RNVME_CTRL_OPS_VIRT_BOUNDARY
 };
 
 static int rnvme_parse_addresses(struct rnvme_ctrl *ctrl)

@@ -188,6 +188,7 @@ static const struct attribute_group rnvme_ctrl_attr_group = {
 /* nvme-core's own controller attributes stay; ours go in a subdirectory */
 const struct attribute_group *rnvme_ctrl_attr_groups[] = {
 	&nvme_dev_attrs_group,
+	RNVME_NVME_DIAG_GROUP
 	&rnvme_ctrl_attr_group,
 	NULL,
 };

@@ -93,6 +93,9 @@ fi
 # nvme-core after 6.12 counts a controller's reconnect attempts in its diag
 # group; the transport adds an outage's attempts when it ends
 diag=/sys/class/nvme/$ctrl/diag/reconnect_count
+if grep -qw nvme_dev_diag_attrs_group /proc/kallsyms; then
+	check "nvme-core's diag group is on the controller ($diag)" test -r "$diag"
+fi
 if [ -r "$diag" ]; then
 	check "nvme-core's diag/reconnect_count counts the outage's attempts ($(cat "$diag") >= 1)" \
 		test "$(cat "$diag")" -ge 1

@@ -107,6 +107,10 @@ probe HAVE_CONST_BIN_ATTRS "after 6.12: attribute_group.bin_attrs and the bin_at
 	grep_any 'const struct bin_attribute[[:space:]]+\*const \*bin_attrs;' "$(hdr linux/sysfs.h)"
 probe HAVE_NVME_CTRL_ACC_RECONNECTS "after 6.12: nvme-core's diag/reconnect_count adds acc_reconnects" \
 	grep_any 'atomic_long_t[[:space:]]+acc_reconnects;' "$nvme_h"
+probe HAVE_NVME_CTRL_OPS_GET_VIRT_BOUNDARY "after 6.12: nvme-core asks the transport for the virt boundary (a NULL op is called)" \
+	grep_any '\(\*get_virt_boundary\)\(struct nvme_ctrl' "$nvme_h"
+probe HAVE_NVME_DEV_DIAG_ATTRS_GROUP "after 6.12: nvme-core's diag sysfs group (reset, reconnect, error counts)" \
+	grep_any 'nvme_dev_diag_attrs_group;' "$nvme_h"
 
 echo "#endif" >> "$tmp"
 if ! cmp -s "$tmp" "$out"; then

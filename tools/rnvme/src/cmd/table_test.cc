@@ -148,7 +148,7 @@ TEST(CommandTable, ConnectAndDiscoverConfigOption) {
 
 TEST(CommandTable, NonNumericValueIsAParseError) {
   TestEnv env;
-  EXPECT_THROW(run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "--queue-size", "lots"}),
+  EXPECT_THROW((void)run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "--queue-size", "lots"}),
                CLI::ValidationError);
 }
 
@@ -156,7 +156,7 @@ TEST(CommandTable, RdmaWordsAndHostnqnAction) {
   TestEnv env;
   ASSERT_TRUE(run_cli(env, {"rdma", "link", "add", "rxe1", "type", "rxe", "netdev", "eth1"}).ok());
   EXPECT_EQ(env.netlink.calls, std::vector<std::string>{"add rxe1 rxe eth1"});
-  EXPECT_THROW(run_cli(env, {"hostnqn", "frob"}), CLI::ValidationError);
+  EXPECT_THROW((void)run_cli(env, {"hostnqn", "frob"}), CLI::ValidationError);
 }
 
 TEST(CommandTable, ConnectAllConfigOption) {

@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kernel-check.sh KVER [SUITES]
+#
+# Following the kernel: one command that takes a Debian 13 kernel release
+# (6.12.118+deb13-amd64, 7.3.4+deb13-amd64, the next 7.x), installs it into
+# the trixie build root (tests/root/build.sh --kernel), builds rnvme.ko for
+# it there with trixie's compiler (the probes, modpost, the nvme-core layout
+# check against that kernel's BTF) and the hostile target, then boots it in
+# the VM with the root as the guest's user space and runs the core suites:
+# load, discover, connect, io-verify, reconnect, multipath, hostile (SUITES
+# overrides the list; every suite checks dmesg).  Prints TAP and the line
+# "N passed, N failed[, N skipped]"; exit non-zero when anything broke, with
+# the log of what broke.  Output under RNVME_OUT/trixie (default build/trixie).
+#   RNVME_KERNEL_CHECK_TIMEOUT  the VM's limit in seconds (default 1800)
+# shellcheck source=../../tools/kbuild/strict.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tools/kbuild/strict.sh"
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+kver=${1:?usage: tests/root/kernel-check.sh KVER [SUITES]}
+suites=${2:-01 02 03 04 09 14 15}
+out=${RNVME_OUT:-$REPO/build}/trixie
+mkdir -p "$out"
+log=$out/kernel-check-$kver
+pass=0 fail=0
+ok() { echo "ok - $*"; pass=$((pass + 1)); }
+not_ok() { # WHAT LOG
+	echo "not ok - $1 (log: $2)"
+	tail -n 20 "$2" | sed 's/^/# /'
+	fail=$((fail + 1))
+}
+finish() {
+	echo "$pass passed, $fail failed${1:+, $1 skipped}"
+	[ "$fail" = 0 ]
+	exit
+}
+
+t=$SECONDS
+if root=$("$REPO/tests/root/build.sh" --no-default-kernels --kernel "$kver" 2> "$log.root.log" | tail -n 1) &&
+	[ -d "$root/lib/modules/$kver/build" ]; then
+	ok "$kver in the build root $root ($((SECONDS - t)) s)"
+else
+	not_ok "tests/root/build.sh --kernel $kver" "$log.root.log"
+	finish
+fi
+
+t=$SECONDS
+if make -C "$REPO" --no-print-directory module KVER="$kver" O="$out" > "$log.module.log" 2>&1; then
+	ok "make module KVER=$kver: $(readelf -p .comment "$out/$kver/rnvme.ko" 2>/dev/null |
+		grep -o 'GCC: .*' | sort -u | head -n 1), $(grep -o 'LAYOUT.*' "$log.module.log") ($((SECONDS - t)) s)"
+else
+	not_ok "make module KVER=$kver" "$log.module.log"
+	finish
+fi
+if "$REPO/tests/root/run.sh" "$root" make -C "$REPO" --no-print-directory hostile O="$out" > "$log.hostile.log" 2>&1; then
+	ok "the hostile target built in the root"
+else
+	not_ok "make hostile in the root" "$log.hostile.log"
+fi
+
+t=$SECONDS
+RNVME_OUT=$out SUITES=$suites "$REPO/tests/run-all.sh" --kver "$kver" \
+	--timeout "${RNVME_KERNEL_CHECK_TIMEOUT:-1800}" --out "$out/vm-$kver" > "$log.vm.log" 2>&1
+grep -E '^[0-9][0-9]-[a-z-]+ +[0-9]+ passed' "$log.vm.log" | sed 's/^/# /'
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log.vm.log" | tail -n 1)
+if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
+	pass=$((pass + BASH_REMATCH[1])) fail=$((fail + BASH_REMATCH[2]))
+	echo "# VM suites $suites on $kver with the root's user space: $line ($((SECONDS - t)) s)"
+	[ "${BASH_REMATCH[2]}" = 0 ] || grep -E -A 12 '^ +not ok' "$log.vm.log" | head -n 60 | sed 's/^/# /'
+	finish "${BASH_REMATCH[4]:-}"
+fi
+not_ok "VM suites on $kver reported no total" "$log.vm.log"
+finish
