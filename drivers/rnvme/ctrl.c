@@ -1068,7 +1068,13 @@ static const struct nvme_ctrl_ops rnvme_ctrl_ops = {
 	.delete_ctrl		= rnvme_delete_ctrl,
 	.stop_ctrl		= rnvme_stop_ctrl,
 	.get_address		= nvmf_get_address,
-	RNVME_CTRL_OPS_VIRT_BOUNDARY
+#ifdef HAVE_NVME_CTRL_OPS_GET_VIRT_BOUNDARY
+	/*
+	 * After 6.12 nvme-core asks the transport (unconditionally); RDMA
+	 * memory registration needs the controller page boundary.
+	 */
+	.get_virt_boundary	= nvme_get_virt_boundary,
+#endif
 };
 
 static int rnvme_parse_addresses(struct rnvme_ctrl *ctrl)

@@ -188,7 +188,10 @@ static const struct attribute_group rnvme_ctrl_attr_group = {
 /* nvme-core's own controller attributes stay; ours go in a subdirectory */
 const struct attribute_group *rnvme_ctrl_attr_groups[] = {
 	&nvme_dev_attrs_group,
-	RNVME_NVME_DIAG_GROUP
+#ifdef HAVE_NVME_DEV_DIAG_ATTRS_GROUP
+	/* after 6.12: nvme-core's reset, reconnect and error counts */
+	&nvme_dev_diag_attrs_group,
+#endif
 	&rnvme_ctrl_attr_group,
 	NULL,
 };

@@ -211,29 +211,6 @@ static inline void rnvme_reconnects_done(struct nvme_ctrl *ctrl)
 }
 
 /*
- * After 6.12 nvme-core takes a queue's virt boundary from the transport
- * (->get_virt_boundary, called unconditionally); before, it set the
- * controller page size itself.  RDMA memory registration needs that
- * boundary, as nvme-core's own nvme_get_virt_boundary() gives.
- */
-#ifdef HAVE_NVME_CTRL_OPS_GET_VIRT_BOUNDARY
-#define RNVME_CTRL_OPS_VIRT_BOUNDARY .get_virt_boundary = nvme_get_virt_boundary,
-#else
-#define RNVME_CTRL_OPS_VIRT_BOUNDARY
-#endif
-
-/*
- * After 6.12 nvme-core's controller attributes come in two groups, the
- * plain one and "diag" (reset_count, reconnect_count, command_error_count),
- * and a transport with groups of its own lists both.
- */
-#ifdef HAVE_NVME_DEV_DIAG_ATTRS_GROUP
-#define RNVME_NVME_DIAG_GROUP &nvme_dev_diag_attrs_group,
-#else
-#define RNVME_NVME_DIAG_GROUP
-#endif
-
-/*
  * Pure helpers in logic.c are exported to the KUnit module (rnvme_kunit.ko)
  * only when the kernel has KUnit: no exports at all in production builds.
  * kunit/visibility.h came with 6.2 (and was backported to 6.1.y).
