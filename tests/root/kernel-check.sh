@@ -59,15 +59,17 @@ else
 fi
 
 t=$SECONDS
+# a failing suite makes run-all.sh exit non-zero: its total is still the report
+vm_rc=0
 RNVME_OUT=$out SUITES=$suites "$REPO/tests/run-all.sh" --kver "$kver" \
-	--timeout "${RNVME_KERNEL_CHECK_TIMEOUT:-1800}" --out "$out/vm-$kver" > "$log.vm.log" 2>&1
-grep -E '^[0-9][0-9]-[a-z-]+ +[0-9]+ passed' "$log.vm.log" | sed 's/^/# /'
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log.vm.log" | tail -n 1)
+	--timeout "${RNVME_KERNEL_CHECK_TIMEOUT:-1800}" --out "$out/vm-$kver" > "$log.vm.log" 2>&1 || vm_rc=$?
+grep -E '^[0-9][0-9]-[a-z-]+ +[0-9]+ passed' "$log.vm.log" | sed 's/^/# /' || true
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log.vm.log" | tail -n 1 || true)
 if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
 	pass=$((pass + BASH_REMATCH[1])) fail=$((fail + BASH_REMATCH[2]))
 	echo "# VM suites $suites on $kver with the root's user space: $line ($((SECONDS - t)) s)"
-	[ "${BASH_REMATCH[2]}" = 0 ] || grep -E -A 12 '^ +not ok' "$log.vm.log" | head -n 60 | sed 's/^/# /'
+	[ "${BASH_REMATCH[2]}" = 0 ] || grep -E -A 12 '^ +not ok' "$log.vm.log" | head -n 60 | sed 's/^/# /' || true
 	finish "${BASH_REMATCH[4]:-}"
 fi
-not_ok "VM suites on $kver reported no total" "$log.vm.log"
+not_ok "VM suites on $kver reported no total (run-all.sh exit $vm_rc, $((SECONDS - t)) s)" "$log.vm.log"
 finish

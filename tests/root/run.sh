@@ -47,7 +47,7 @@ done
 # The mounts are made in the child's own mount namespace: nothing to undo.
 # shellcheck disable=SC2016 # expanded by the inner shell
 exec unshare --mount --propagation private -- bash -c '
-	set -e
+	. "$1"; shift
 	root=$1; shift
 	n=$1; shift
 	for ((i = 0; i < n; i++)); do
@@ -62,4 +62,4 @@ exec unshare --mount --propagation private -- bash -c '
 	cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 	cwd=$1; shift
 	exec chroot "$root" /usr/bin/env -i -C "$cwd" "$@"
-' root-run "$root" "${#binds[@]}" "${binds[@]}" "$cwd" "${envs[@]}" "$@"
+' root-run "$REPO/tools/kbuild/strict.sh" "$root" "${#binds[@]}" "${binds[@]}" "$cwd" "${envs[@]}" "$@"

@@ -34,7 +34,9 @@ grep_any() {
 # grep_joined PATTERN FILE: extended regexp over FILE with its lines joined
 # (a declaration split over lines)
 grep_joined() {
-	tr '\n' ' ' < "$2" 2>/dev/null | grep -Eq -- "$1"
+	local joined
+	joined=$(tr '\n' ' ' < "$2" 2>/dev/null) || return 1
+	grep -Eq -- "$1" <<<"$joined"
 }
 
 hdr() {
