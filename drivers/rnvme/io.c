@@ -1751,6 +1751,13 @@ static bool rnvme_abort_one(struct request *rq, void *data)
 	return true;
 }
 
+static void rnvme_abort_set_requests(struct blk_mq_tag_set *set,
+				     struct rnvme_queue *queue)
+{
+	if (set->tags)
+		blk_mq_tagset_busy_iter(set, rnvme_abort_one, queue);
+}
+
 /**
  * rnvme_abort_queue_requests - end a connecting queue's commands now
  * @queue: a queue whose connection the target closed
@@ -1764,16 +1771,19 @@ void rnvme_abort_queue_requests(struct rnvme_queue *queue)
 {
 	struct rnvme_ctrl *ctrl = queue->ctrl;
 
-	/* the reconnect work may be resizing the tag set (tagset_lock) */
+	/*
+	 * The reconnect work may be allocating, resizing or freeing the tag
+	 * sets (tagset_lock).  A failed connect frees them before the CM
+	 * reports the disconnect: a freed set (no tags) is not walked, as
+	 * newer kernels walk a set under its SRCU, which the free cleans up.
+	 */
 	mutex_lock(&ctrl->tagset_lock);
 	if (!rnvme_queue_idx(queue)) {
-		blk_mq_tagset_busy_iter(&ctrl->admin_tag_set, rnvme_abort_one,
-					queue);
-	} else if (ctrl->connect_set.tags) {
+		rnvme_abort_set_requests(&ctrl->admin_tag_set, queue);
+	} else {
 		/* the Connect, and commands of an earlier association */
-		blk_mq_tagset_busy_iter(&ctrl->connect_set, rnvme_abort_one,
-					queue);
-		blk_mq_tagset_busy_iter(&ctrl->tag_set, rnvme_abort_one, queue);
+		rnvme_abort_set_requests(&ctrl->connect_set, queue);
+		rnvme_abort_set_requests(&ctrl->tag_set, queue);
 	}
 	mutex_unlock(&ctrl->tagset_lock);
 }
