@@ -428,10 +428,12 @@ fi
 # 1.13): tests/root/kernel-check.sh, the same command that follows a new
 # kernel.  The root was made in the background since the start (about 120 s
 # and 2.5 GB fresh, cached in /var/cache/rnvme/root).  The newest kernel runs
-# the core suites (01 02 03 04 09 14 15, about 600 s); trixie's 6.12 is
-# Debian 12's 6.12 source, which the stages above run whole, so it runs what
-# meets trixie's user space: 01 02 03 14 (about 190 s; all of the core set
-# with RNVME_CHECK_FULL=1).
+# the core suites (01 02 03 04 09 14 15, about 600 s; 14 and 15 took 127
+# and 184 s on 7.3.4); trixie's 6.12 is the same 6.12.118 source as Debian
+# 12's backport, which the stages above run, so it runs what meets trixie's
+# user space (nvme-cli 2.13's discover and connect): 01 02 03, about 80 s
+# (14-multipath, 144 s in CI's run of e7a6834, runs on 7.3 with the same
+# user space; all of the core set with RNVME_CHECK_FULL=1).
 if [ "${RNVME_SKIP_TRIXIE:-0}" != 1 ]; then
 	stage "Debian 13: trixie's kernels in the trixie build root (tests/root/kernel-check.sh)"
 	rc=0
@@ -445,7 +447,7 @@ if [ "${RNVME_SKIP_TRIXIE:-0}" != 1 ]; then
 		for k in "${ktrixie[@]}"; do
 			have_time "Debian 13 kernel $k" || continue
 			ks="01 02 03 04 09 14 15"
-			case $k in 6.12.*) ks=$(pick "01 02 03 14" "$ks") ;; esac
+			case $k in 6.12.*) ks=$(pick "01 02 03" "$ks") ;; esac
 			RNVME_KERNEL_CHECK_TIMEOUT=$(vm_limit 1800) tests/root/kernel-check.sh "$k" "$ks" 2>&1 |
 				tee "$OUT"/check/trixie-$k.log
 			add_total "$OUT"/check/trixie-$k.log "Debian 13 kernel $k"
