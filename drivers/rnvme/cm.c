@@ -55,7 +55,8 @@ static int rnvme_route_resolved(struct rnvme_queue *queue)
 	param.qp_num = queue->qp->qp_num;
 	param.flow_control = 1;
 	/* the target reads from our MRs; the host itself never issues READs */
-	param.responder_resources = queue->dev->ibdev->attrs.max_qp_rd_atom;
+	param.responder_resources =
+		rnvme_responder_resources_for(queue->dev->ibdev->attrs.max_qp_rd_atom);
 	param.initiator_depth = 0;
 	param.retry_count = READ_ONCE(rnvme_retry_count);
 	param.rnr_retry_count = 7;

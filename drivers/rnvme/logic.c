@@ -627,6 +627,35 @@ u32 rnvme_max_fr_pages_for(u32 max_fast_reg_page_list_len)
 EXPORT_SYMBOL_IF_KUNIT(rnvme_max_fr_pages_for);
 
 /**
+ * rnvme_inline_segments_for - data segments a SEND carries beside its SQE
+ * @max_send_sge: the device's send SGE limit
+ *
+ * One SGE always carries the SQE.  A device that reports one SGE or none
+ * leaves no room for data, not an underflow to the largest count.
+ */
+u32 rnvme_inline_segments_for(int max_send_sge)
+{
+	if (max_send_sge <= 1)
+		return 0;
+	return min_t(u32, RNVME_MAX_INLINE_SEGMENTS, max_send_sge - 1);
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_inline_segments_for);
+
+/**
+ * rnvme_responder_resources_for - RDMA READs the target may have in flight
+ * @max_qp_rd_atom: the device's limit per QP as the READs' responder
+ *
+ * The CM carries the count in 8 bits: a device that allows more gets the
+ * most the field holds, never a wrapped value (256 would wrap to 0, which
+ * leaves the target no RDMA READ to fetch write data with).
+ */
+u8 rnvme_responder_resources_for(int max_qp_rd_atom)
+{
+	return clamp_t(int, max_qp_rd_atom, 0, U8_MAX);
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_responder_resources_for);
+
+/**
  * rnvme_transport_name_error - why a transport name cannot be registered
  * @name: the transport_name module parameter
  *

@@ -297,6 +297,12 @@ static inline u32 rnvme_hist_bucket(u64 ns)
 int rnvme_parse_ack_watchdog(const char *val, u32 *ms);
 
 u32 rnvme_max_fr_pages_for(u32 max_fast_reg_page_list_len);
+
+/* Largest SGE count used for in-capsule data (plus one for the SQE). */
+#define RNVME_MAX_INLINE_SEGMENTS	4
+
+u32 rnvme_inline_segments_for(int max_send_sge);
+u8 rnvme_responder_resources_for(int max_qp_rd_atom);
 const char *rnvme_transport_name_error(const char *name);
 
 #endif /* RNVME_LOGIC_H */

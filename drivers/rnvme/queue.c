@@ -161,9 +161,8 @@ static struct rnvme_device *rnvme_device_get(struct rdma_cm_id *cm_id)
 		dev = NULL;
 		goto out_unlock;
 	}
-	/* one send SGE always carries the SQE itself */
-	dev->inline_segments = min_t(u32, RNVME_MAX_INLINE_SEGMENTS,
-				     ibdev->attrs.max_send_sge - 1);
+	dev->inline_segments =
+		rnvme_inline_segments_for(ibdev->attrs.max_send_sge);
 	list_add(&dev->entry, &rnvme_device_list);
 out_unlock:
 	mutex_unlock(&rnvme_device_mutex);

@@ -58,8 +58,6 @@
  */
 #define RNVME_INLINE_SG_CNT		2
 
-/* Largest SGE count used for in-capsule data (plus one for the SQE). */
-#define RNVME_MAX_INLINE_SEGMENTS	4
 /* fast-registration MRs a queue's pool starts with (rnvme_alloc_mrs()) */
 #define RNVME_MR_POOL_START		8
 

@@ -236,6 +236,25 @@ static void rnvme_cm_rep_checks(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, rnvme_cm_rep_problem(&rep, 196, 32));
 }
 
+/* The CM's 8-bit responder_resources: clamped, never wrapped. */
+static void rnvme_cm_responder_resources(struct kunit *test)
+{
+	static const int c[][2] = {
+		{ 16, 16 },
+		{ 128, 128 },	/* rdma_rxe */
+		{ 255, 255 },
+		{ 256, 255 },	/* was 0 (truncated to u8) */
+		{ 65536, 255 },
+		{ 0, 0 },
+		{ -1, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		KUNIT_EXPECT_EQ_MSG(test, rnvme_responder_resources_for(c[i][0]),
+				    (u8)c[i][1], "max_qp_rd_atom %d", c[i][0]);
+}
+
 /* Soft-RoCE and Soft-iWARP get the software workarounds; hardware does not. */
 static void rnvme_soft_rdma_devices(struct kunit *test)
 {
@@ -260,6 +279,7 @@ static struct kunit_case rnvme_cm_cases[] = {
 	KUNIT_CASE(rnvme_addr_and_reject_causes),
 	KUNIT_CASE(rnvme_auth_causes),
 	KUNIT_CASE(rnvme_cm_rep_checks),
+	KUNIT_CASE(rnvme_cm_responder_resources),
 	KUNIT_CASE(rnvme_soft_rdma_devices),
 	{}
 };

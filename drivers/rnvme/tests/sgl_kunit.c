@@ -223,6 +223,24 @@ static void rnvme_inline_segments(struct kunit *test)
 	check_inline(test, c, ARRAY_SIZE(c));
 }
 
+/* The device's send SGE limit, one of them for the SQE. */
+static void rnvme_inline_device_sges(struct kunit *test)
+{
+	static const int c[][2] = {
+		{ 32, RNVME_MAX_INLINE_SEGMENTS },	/* rdma_rxe */
+		{ 5, 4 },
+		{ 2, 1 },
+		{ 1, 0 },
+		{ 0, 0 },	/* was RNVME_MAX_INLINE_SEGMENTS (u32 underflow) */
+		{ -1, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		KUNIT_EXPECT_EQ_MSG(test, rnvme_inline_segments_for(c[i][0]),
+				    (u32)c[i][1], "max_send_sge %d", c[i][0]);
+}
+
 static void rnvme_inline_never(struct kunit *test)
 {
 	static const struct inline_case c[] = {
@@ -256,6 +274,7 @@ static struct kunit_case rnvme_inline_cases[] = {
 	KUNIT_CASE(rnvme_inline_capsule_len),
 	KUNIT_CASE(rnvme_inline_size_boundary),
 	KUNIT_CASE(rnvme_inline_segments),
+	KUNIT_CASE(rnvme_inline_device_sges),
 	KUNIT_CASE(rnvme_inline_never),
 	{}
 };
