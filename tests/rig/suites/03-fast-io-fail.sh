@@ -28,8 +28,18 @@ check "16 MiB written and acknowledged before the fault" \
 	--bs=64k --size=16M --verify=crc32c --do_verify=0 --verify_state_save=0 \
 	--output=/tmp/fio-ack.txt
 
-# A writer whose I/O is in flight when the wire goes down.
+# A writer whose I/O is in flight on the dead wire: the wire goes down
+# first and the write starts at once, before the host can notice.  (Started
+# before the fault, as this suite did, an 8 MiB write could end before a
+# slow monitor command took the link down: then it "succeeded" and the
+# controller was still live after it, the two failures of CI's last run
+# (before this session), whose host built the debug kernel beside the rig.)
 dd if=/dev/urandom of=/tmp/blob bs=1M count=8 status=none
+t_off=$(now_ns)
+state_watch "$ctrl" "$t_off" /tmp/states &
+watcher=$!
+rig_q target set_link nica off >/dev/null || not_ok "target NIC link off"
+echo "# the target's link went down $(secs_since "$t_off") s after the monitor command was sent"
 (
 	t=$(now_ns)
 	if dd if=/tmp/blob of="$dev" bs=1M seek=64 oflag=direct status=none 2>/tmp/dd-err; then
@@ -39,10 +49,6 @@ dd if=/dev/urandom of=/tmp/blob bs=1M count=8 status=none
 	fi
 ) &
 writer=$!
-t_off=$(now_ns)
-state_watch "$ctrl" "$t_off" /tmp/states &
-watcher=$!
-rig_q target set_link nica off >/dev/null || not_ok "target NIC link off"
 
 if wait_for 40 test -s /tmp/dd-result; then
 	read -r res _ < /tmp/dd-result
