@@ -10,7 +10,8 @@
 # check against that kernel's BTF) and the hostile target, then boots it in
 # the VM with the root as the guest's user space and runs the core suites:
 # load, discover, connect, io-verify, reconnect, multipath, hostile (SUITES
-# overrides the list; every suite checks dmesg).  Prints TAP and the line
+# overrides the list; every suite checks dmesg; 10 installs the packages
+# made in the root: RNVME_KERNEL_CHECK_PACKAGES=0 skips them).  Prints TAP and the line
 # "N passed, N failed[, N skipped]"; exit non-zero when anything broke, with
 # the log of what broke.  Output under RNVME_OUT/trixie (default build/trixie).
 #   RNVME_KERNEL_CHECK_TIMEOUT  the VM's limit in seconds (default 1800)
@@ -18,7 +19,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../../tools/kbuild/strict.sh"
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 kver=${1:?usage: tests/root/kernel-check.sh KVER [SUITES]}
-suites=${2:-01 02 03 04 09 14 15}
+suites=${2:-01 02 03 04 09 10 14 15}
 out=${RNVME_OUT:-$REPO/build}/trixie
 mkdir -p "$out"
 log=$out/kernel-check-$kver
@@ -56,6 +57,27 @@ if "$REPO/tests/root/run.sh" "$root" make -C "$REPO" --no-print-directory hostil
 	ok "the hostile target built in the root"
 else
 	not_ok "make hostile in the root" "$log.hostile.log"
+fi
+
+# The packages, made in the root by its own dpkg-buildpackage, debhelper and
+# DKMS: tests/host/20-packaging.sh run there for this kernel (the .debs and
+# what they hold, DKMS's build of the packaged source with the layout check,
+# the pre-flight's refusals).  It leaves the .debs and a binaries-only DKMS
+# tarball in $out/debs, which 10-dkms installs in the guest.
+# RNVME_TEST_TOOLS_DEB=skip leaves out rnvme-tools (its C++ compile).
+if [ "${RNVME_KERNEL_CHECK_PACKAGES:-1}" = 1 ]; then
+	t=$SECONDS
+	prc=0
+	RNVME_OUT=$out "$REPO/tests/root/run.sh" "$root" "$REPO/tests/host/20-packaging.sh" "$kver" \
+		> "$log.packaging.tap" 2>&1 || prc=$?
+	np=$(grep -cE '^ok [0-9]+' "$log.packaging.tap" || true)
+	nf=$(grep -cE '^not ok [0-9]+' "$log.packaging.tap" || true)
+	if [ "$prc" = 0 ] && [ "$nf" = 0 ] && [ "$np" -gt 0 ]; then
+		ok "the packages built in the root, DKMS built rnvme.ko for $kver: 20-packaging $np passed ($((SECONDS - t)) s)"
+	else
+		not_ok "20-packaging in the root for $kver: $np passed, $nf failed, exit $prc" "$log.packaging.tap"
+		grep -E '^not ok' "$log.packaging.tap" | sed 's/^/# /' || true
+	fi
 fi
 
 t=$SECONDS
