@@ -70,8 +70,8 @@ PKGS=(
 	# the C++ tool and the hostile target, built against trixie's libraries
 	cmake pkg-config g++ libnvme-dev libnl-3-dev libnl-route-3-dev libcli11-dev
 	nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libibverbs-dev librdmacm-dev
-	# packaging
-	dkms dpkg-dev debhelper dh-dkms python3-docutils
+	# packaging (openssl: DKMS makes its module signing key with it)
+	dkms dpkg-dev debhelper dh-dkms python3-docutils openssl
 )
 pkg_key=$(printf '%s\n' "${PKGS[@]}" | sha256sum | cut -c1-16)
 

@@ -60,6 +60,8 @@ if [ "$verdict" = 1 ]; then
 		rm -rf "build/$kver"
 		cp -a "$prepared" "build/$kver"
 	fi
+	# in DKMS's make.log: dkms 3.2 (Debian 13) does not show PRE_BUILD's output
+	[ ! -d "$prepared" ] || say "pre-flight for $kver passed; building"
 	exit 0
 fi
 
