@@ -458,6 +458,24 @@ if [ "${RNVME_SKIP_TRIXIE:-0}" != 1 ]; then
 				tee "$OUT"/check/trixie-$k.log
 			add_total "$OUT"/check/trixie-$k.log "Debian 13 kernel $k"
 		done
+		# The tool beside nvme-cli 2.13 (full matrix): the rnvme-tools .deb
+		# the root built above (libnvme 1.13, fmt 10, CLI11 2.4) runs the
+		# tool's VM suites on the newest kernel with the root's user space
+		# (273 passed on 7.3.4+deb13, 292 s of VM).
+		knew=$(printf '%s\n' "${ktrixie[@]}" | sort -V | tail -n 1)
+		tdeb=$(find "$OUT"/trixie/debs -maxdepth 1 -name 'rnvme-tools_*.deb' 2>/dev/null | sort -V | tail -n 1)
+		if [ "$full" = 1 ] && have_time "the tool's VM suites on $knew"; then
+			rm -rf "$OUT"/trixie/debs/tools-root
+			if [ -n "$tdeb" ] && dpkg-deb -x "$tdeb" "$OUT"/trixie/debs/tools-root; then
+				RNVME_OUT=$OUT/trixie RNVME_BIN=$OUT/trixie/debs/tools-root/usr/sbin/rnvme \
+					tools/rnvme/tests/vm/run.sh --kver "$knew" --timeout "$(vm_limit 1200)" 2>&1 |
+					tee "$OUT"/check/trixie-tool.log | tail -n 25
+				add_total "$OUT"/check/trixie-tool.log "tool VM suites on $knew"
+			else
+				echo "not ok - no rnvme-tools .deb from the trixie root in $OUT/trixie/debs (20-packaging in the root)"
+				fail=$((fail + 1))
+			fi
+		fi
 	fi
 fi
 
