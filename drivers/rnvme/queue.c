@@ -171,7 +171,26 @@ out_unlock:
 
 static void rnvme_qp_event(struct ib_event *event, void *context)
 {
-	pr_debug("QP event %s (%d)\n", ib_event_msg(event->event), event->event);
+	struct rnvme_queue *queue = context;
+
+	switch (event->event) {
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		/*
+		 * The QP is in error: its next work request flushes and the
+		 * queue recovers then, but only this event says why.
+		 */
+		dev_warn_ratelimited(queue->ctrl->ctrl.device,
+				     "queue %d: QP event: %s (%d)\n",
+				     rnvme_queue_idx(queue),
+				     ib_event_msg(event->event), event->event);
+		break;
+	default:
+		pr_debug("QP event %s (%d)\n", ib_event_msg(event->event),
+			 event->event);
+		break;
+	}
 }
 
 static int rnvme_create_qp(struct rnvme_queue *queue)

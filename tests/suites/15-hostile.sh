@@ -337,7 +337,15 @@ scenario_recovers cqe-short --fault cqe-short -- 'response of 8 bytes|short|8 by
 # The host's MR bounds the target's RDMA WRITE (remote access error at the
 # target); a completion before the data: the host invalidates the MR when it
 # ends the command, so the late data cannot land in memory that moved on.
-TGT_EXPECT='work completion error' scenario_recovers write-oob --fault write-oob -- 'RECV failed|starting error recovery'
+# Soft-RoCE of 7.x also raises the host QP's access error as an async event
+# (IB_EVENT_QP_ACCESS_ERR; 6.1's and 6.12's rxe raise none): it says why the
+# QP's next work request flushed, and the host logs it.
+qp_access_event() {
+	[ "$(uname -r | cut -d. -f1)" -ge 7 ] || return 0
+	dmesg_has "$1" 'queue [0-9]+: QP event: QP access error'
+}
+RECOVERS_EXTRA=qp_access_event TGT_EXPECT='work completion error' \
+	scenario_recovers write-oob --fault write-oob -- 'RECV failed|starting error recovery'
 scenario_recovers inv-wrong-rkey --fault inv-wrong-rkey -- 'RECV failed: remote invalid request|which this command does not own'
 TGT_EXPECT='work completion error' scenario_recovers cqe-before-data --fault cqe-before-data -- 'RECV failed|starting error recovery'
 # A command's MR grants the target only what its direction needs: it may
