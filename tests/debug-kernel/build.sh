@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the rnvme debug test kernel (KASAN, lockdep, kmemleak, KUnit, fault
-# injection) from Debian's linux-source-6.12 tarball, out of tree, into a cache
-# outside the checkout:
+# injection) from a Debian linux-source-X.Y tarball (6.12 by default; 7.3 from
+# the Debian 13 build root), out of tree, into a cache outside the checkout:
 #
 #   /var/cache/rnvme/debug-kernel/<key>/
 #       src/                  extracted kernel source (KSRC= for rnvme)
@@ -12,9 +12,14 @@
 #       kernel.release        KVER, e.g. 6.12.117-rnvme-debug
 #       build.log             full make output
 #       source                the tarball and package version built from
+#       buildroot             the build root it was compiled in (--root), or empty
+#       fragment.config       the config fragment applied (see below)
 #       stamp                 written last; present = cache complete
 #
-# key = sha256 of (tarball package version + rnvme-debug.config + this script),
+# The fragment is rnvme-debug.config (every line) plus rnvme-debug-MAJOR.config
+# for the tarball's major version (what differs between kernel lines: the
+# preemption model, options that were removed).
+# key = sha256 of (tarball package version + the fragment + this script),
 # so any change to the recipe builds a new kernel.  A second call with a
 # complete cache is a no-op.  The last line on stdout is always the cache
 # directory.  A new key on the same source takes over the tree of the entry
@@ -23,18 +28,23 @@
 # rebuilds only what the change touches; that older entry is then no longer
 # complete (its stamp and modules go).
 #
-# usage: tests/debug-kernel/build.sh [--print-key] [-j N]
+# usage: tests/debug-kernel/build.sh [--print-key] [-j N] [--root ROOT]
+#   --root ROOT   build inside a build root (tests/root/build.sh: Debian 13)
+#                 with its compiler, from its tarball: a kernel is built by
+#                 its own release's toolchain.  make module then builds rnvme
+#                 for this kernel in that root too (tools/kbuild/kroot.sh).
 #   RNVME_DEBUG_KERNEL_CACHE  base directory (default /var/cache/rnvme/debug-kernel)
-#   RNVME_KSRC_TARBALL        source tarball (default /usr/src/linux-source-6.12.tar.xz)
+#   RNVME_KSRC_TARBALL        source tarball (default /usr/src/linux-source-6.12.tar.xz;
+#                             with --root, a path inside the root)
 # shellcheck source=../../tools/kbuild/strict.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../tools/kbuild/strict.sh"
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-fragment=$here/rnvme-debug.config
 tarball=${RNVME_KSRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 base=${RNVME_DEBUG_KERNEL_CACHE:-/var/cache/rnvme/debug-kernel}
 jobs=$(nproc)
 print_key=0
+broot=
 
 die() {
 	echo "debug-kernel: error: $*" >&2
@@ -46,17 +56,36 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--print-key) print_key=1; shift ;;
 	-j) jobs=${2:?-j needs a number}; shift 2 ;;
-	-h|--help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--root) broot=${2:?--root needs a build root}; shift 2 ;;
+	-h|--help) sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument '$1'" ;;
 	esac
 done
 
-[ -r "$tarball" ] || die "$tarball missing (apt-get install linux-source-6.12)"
+# --root: the rest runs inside the build root, the cache bound at its own
+# path there (tests/root/run.sh binds RNVME_DEBUG_KERNEL_CACHE)
+if [ -n "$broot" ] && [ "${RNVME_DEBUG_KERNEL_IN_ROOT:-}" != "$broot" ]; then
+	[ -x "$broot/usr/bin/env" ] || die "--root $broot is not a build root (tests/root/build.sh makes one)"
+	broot=$(realpath -e "$broot")
+	mkdir -p "$base"
+	args=(-j "$jobs" --root "$broot")
+	[ "$print_key" = 0 ] || args+=(--print-key)
+	RNVME_DEBUG_KERNEL_CACHE=$(realpath -e "$base") RNVME_DEBUG_KERNEL_IN_ROOT=$broot \
+		RNVME_KSRC_TARBALL=$tarball exec "$here/../root/run.sh" "$broot" "$here/build.sh" "${args[@]}"
+fi
+
+case "$(basename "$tarball")" in
+linux-source-[0-9]*.tar.xz) major=$(basename "$tarball" | sed -E 's/^linux-source-([0-9]+)\..*/\1/') ;;
+*) die "$tarball: not a linux-source-X.Y.tar.xz tarball" ;;
+esac
+fragments=("$here/rnvme-debug.config")
+[ ! -f "$here/rnvme-debug-$major.config" ] || fragments+=("$here/rnvme-debug-$major.config")
+[ -r "$tarball" ] || die "$tarball missing (apt-get install $(basename "$tarball" .tar.xz)${broot:+ in the build root $broot})"
 pkgver=$(dpkg-query -W -f='${Version}' "$(basename "$tarball" .tar.xz)" 2>/dev/null || true)
 [ -n "$pkgver" ] || pkgver="unpackaged $(stat -c '%s %Y' "$tarball")"
 key=$( {
 	echo "tarball $(basename "$tarball") $pkgver"
-	cat "$fragment"
+	cat "${fragments[@]}"
 	cat "$0"
 } | sha256sum | cut -c1-16)
 if [ "$print_key" = 1 ]; then
@@ -78,6 +107,8 @@ done
 	die "libelf headers missing (apt-get install libelf-dev)"
 
 mkdir -p "$cache"
+fragment=$cache/fragment.config
+cat "${fragments[@]}" > "$fragment"
 # One builder per cache entry; a second caller waits, then finds the stamp.
 exec 8>"$cache/.lock"
 if ! flock -n 8; then
@@ -127,7 +158,7 @@ kmake() {
 # allnoconfig with the fragment forced in (KCONFIG_ALLCONFIG), so options that
 # become visible through the fragment default to n and the kernel stays small;
 # then olddefconfig settles anything left.
-log "configuring (allnoconfig + $(basename "$fragment"))"
+log "configuring (allnoconfig + $(for f in "${fragments[@]}"; do basename "$f"; done | paste -sd+))"
 kmake KCONFIG_ALLCONFIG="$fragment" allnoconfig >> "$blog" 2>&1 ||
 	die "allnoconfig failed; see $blog"
 kmake olddefconfig >> "$blog" 2>&1 || die "olddefconfig failed; see $blog"
@@ -189,6 +220,7 @@ kmake INSTALL_MOD_PATH="$cache/root" modules_install >> "$blog" 2>&1 ||
 	die "nvme-core.ko missing from $cache/root/lib/modules/$kver"
 echo "$kver" > "$cache/kernel.release"
 echo "$srcid" > "$cache/source"
+echo "$broot" > "$cache/buildroot"
 
 t_end=$(date +%s)
 nobj=$(find "$obj/" -name '*.o' | wc -l)

@@ -72,6 +72,8 @@ PKGS=(
 	nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libibverbs-dev librdmacm-dev
 	# packaging (openssl: DKMS makes its module signing key with it)
 	dkms dpkg-dev debhelper dh-dkms python3-docutils openssl
+	# the 7.x debug kernel (tests/debug-kernel/build.sh --root)
+	flex bison bc libelf-dev libssl-dev
 )
 pkg_key=$(printf '%s\n' "${PKGS[@]}" | sha256sum | cut -c1-16)
 

@@ -8,7 +8,9 @@
 # compiler, kbuild, pahole and dpkg database.  The checkout and the build
 # directory (RNVME_OUT, default REPO/build) appear inside at their host paths
 # (bind mounts in a private mount namespace: they vanish with the command),
-# with /proc, /sys, /dev and a fresh /tmp; CMD starts in the caller's
+# and the debug kernels' cache (RNVME_DEBUG_KERNEL_CACHE, default
+# /var/cache/rnvme/debug-kernel) when it exists, with /proc, /sys, /dev and a
+# fresh /tmp; CMD starts in the caller's
 # directory when that is one of them (else in /).  The environment passed in is
 # PATH, HOME, LANG and every variable whose name starts with RNVME_, KVER,
 # KDIR, KSRC, O or TEST_.  Exit status: CMD's.
@@ -32,6 +34,10 @@ mkdir -p "$out"
 out=$(realpath -e "$out")
 binds=("$REPO")
 case "$out/" in "$REPO"/*) ;; *) binds+=("$out") ;; esac
+# the debug kernels' cache: one built in a root (tests/debug-kernel/build.sh
+# --root) is built, and rnvme is built for it, inside that root
+dkc=${RNVME_DEBUG_KERNEL_CACHE:-/var/cache/rnvme/debug-kernel}
+[ ! -d "$dkc" ] || binds+=("$(realpath -e "$dkc")")
 
 envs=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8)
 for v in $(compgen -e | grep -E '^(RNVME_.*|KVER|KDIR|KSRC|O|TEST_.*)$' || true); do
