@@ -412,8 +412,9 @@ static __always_inline void __rnvme_end_request(struct rnvme_request *req)
  * Completion batching.  An interrupt-driven I/O queue's CQ is reaped in
  * softirq context (IB_POLL_SOFTIRQ), and ib_core calls nothing at the end
  * of a pass.  So each CPU gathers the requests its passes end successfully
- * in an io_comp_batch, which a tasklet, scheduled by the first of them,
- * ends with blk_mq_end_request_batch() once the pass is over (or the batch
+ * in an io_comp_batch, which a BH work item (a tasklet before 6.9), queued
+ * by the first of them on the same CPU, ends with blk_mq_end_request_batch()
+ * once the pass is over (or the batch
  * itself when it holds RNVME_BATCH_MAX).  A gathered request is
  * MQ_RQ_COMPLETE until then: timeouts, cancels and aborts pass it by, a
  * second response for it is refused as a duplicate, and
@@ -428,7 +429,7 @@ static __always_inline void __rnvme_end_request(struct rnvme_request *req)
  */
 struct rnvme_comp_batch {
 	struct io_comp_batch	iob;
-	struct tasklet_struct	flush;
+	struct rnvme_bh_work	flush;
 	unsigned int		nr;
 	u64			now;
 };
@@ -469,9 +470,10 @@ static void rnvme_batch_end(struct rnvme_comp_batch *b)
 	b->iob.need_ts = false;
 }
 
-static void rnvme_batch_flush(struct tasklet_struct *t)
+static void rnvme_batch_flush(struct rnvme_bh_work *work)
 {
-	struct rnvme_comp_batch *b = from_tasklet(b, t, flush);
+	struct rnvme_comp_batch *b = container_of(work, struct rnvme_comp_batch,
+						  flush);
 
 	rnvme_batch_end(b);
 }
@@ -480,7 +482,7 @@ static void rnvme_batch_flush(struct tasklet_struct *t)
  * Add a request that nvme_try_complete_req() left to its caller to this
  * CPU's batch: only a successful one that no end_io, I/O scheduler or
  * passthrough caller waits for (those end at once, as before), and only
- * when @more ends may follow in this pass (a batch of one costs a tasklet).
+ * when @more ends may follow in this pass (a batch of one costs a BH work item).
  */
 static __always_inline bool rnvme_batch_add(struct rnvme_comp_batch *b,
 					    struct request *rq, bool more,
@@ -494,7 +496,7 @@ static __always_inline bool rnvme_batch_add(struct rnvme_comp_batch *b,
 		return false;
 	if (!b->nr++) {
 		b->now = now;
-		tasklet_schedule(&b->flush);
+		rnvme_queue_bh_work(&b->flush);
 	} else if (b->nr == RNVME_BATCH_MAX) {
 		rnvme_batch_end(b);
 	}
@@ -561,8 +563,8 @@ void rnvme_io_init(void)
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		tasklet_setup(&per_cpu_ptr(&rnvme_comp_batch, cpu)->flush,
-			      rnvme_batch_flush);
+		rnvme_init_bh_work(&per_cpu_ptr(&rnvme_comp_batch, cpu)->flush,
+				   rnvme_batch_flush);
 }
 
 /**
@@ -576,7 +578,8 @@ void rnvme_io_exit(void)
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		tasklet_kill(&per_cpu_ptr(&rnvme_comp_batch, cpu)->flush);
+		rnvme_cancel_bh_work_sync(&per_cpu_ptr(&rnvme_comp_batch,
+						       cpu)->flush);
 }
 
 /*

@@ -20,7 +20,9 @@
 #endif
 
 #include <linux/export.h>
+#include <linux/interrupt.h>
 #include <linux/nvme-rdma.h>
+#include <linux/workqueue.h>
 #include "nvme.h"
 #include "fabrics.h"
 
@@ -209,6 +211,50 @@ static inline void rnvme_reconnects_done(struct nvme_ctrl *ctrl)
 #endif
 	ctrl->nr_reconnects = 0;
 }
+
+/*
+ * Work run in softirq context on the CPU that queued it: 6.9 has BH
+ * workqueues (system_bh_wq), which replace tasklets; before, a tasklet does
+ * the same.  A callback takes a struct rnvme_bh_work * (container_of() finds
+ * its owner either way).
+ */
+#ifdef HAVE_SYSTEM_BH_WQ
+#define rnvme_bh_work work_struct
+
+static inline void rnvme_init_bh_work(struct work_struct *work,
+				      void (*fn)(struct work_struct *))
+{
+	INIT_WORK(work, fn);
+}
+
+static inline void rnvme_queue_bh_work(struct work_struct *work)
+{
+	queue_work(system_bh_wq, work);
+}
+
+static inline void rnvme_cancel_bh_work_sync(struct work_struct *work)
+{
+	cancel_work_sync(work);
+}
+#else
+#define rnvme_bh_work tasklet_struct
+
+static inline void rnvme_init_bh_work(struct tasklet_struct *t,
+				      void (*fn)(struct tasklet_struct *))
+{
+	tasklet_setup(t, fn);
+}
+
+static inline void rnvme_queue_bh_work(struct tasklet_struct *t)
+{
+	tasklet_schedule(t);
+}
+
+static inline void rnvme_cancel_bh_work_sync(struct tasklet_struct *t)
+{
+	tasklet_kill(t);
+}
+#endif
 
 /*
  * Pure helpers in logic.c are exported to the KUnit module (rnvme_kunit.ko)

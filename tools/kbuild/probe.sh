@@ -113,6 +113,8 @@ probe HAVE_NVME_CTRL_OPS_GET_VIRT_BOUNDARY "after 6.12: nvme-core asks the trans
 	grep_any '\(\*get_virt_boundary\)\(struct nvme_ctrl' "$nvme_h"
 probe HAVE_NVME_DEV_DIAG_ATTRS_GROUP "after 6.12: nvme-core's diag sysfs group (reset, reconnect, error counts)" \
 	grep_any 'nvme_dev_diag_attrs_group;' "$nvme_h"
+probe HAVE_SYSTEM_BH_WQ "6.9: BH workqueues (system_bh_wq) run work in softirq context, replacing tasklets" \
+	grep_any 'struct workqueue_struct \*system_bh_wq;' "$(hdr linux/workqueue.h)"
 
 echo "#endif" >> "$tmp"
 if ! cmp -s "$tmp" "$out"; then
