@@ -432,7 +432,7 @@ void rnvme_mr_pool_empty(struct rnvme_queue *queue)
 	if (READ_ONCE(queue->nr_mrs) < queue->queue_size &&
 	    test_bit(RNVME_Q_TR_READY, &queue->flags) &&
 	    !test_and_set_bit(RNVME_Q_MR_GROWING, &queue->flags))
-		queue_work(system_unbound_wq, &queue->mr_grow);
+		queue_work(system_dfl_wq, &queue->mr_grow);
 }
 
 /* the receive work requests, one per buffer, filled in once */

@@ -257,6 +257,15 @@ static inline void rnvme_cancel_bh_work_sync(struct tasklet_struct *t)
 #endif
 
 /*
+ * The unbound system workqueue is system_dfl_wq since 6.17 (and 6.12.y);
+ * 7.x logs "enqueued on deprecated workqueue" for work queued on the old
+ * name, system_unbound_wq, which is all 6.1 has.
+ */
+#ifndef HAVE_SYSTEM_DFL_WQ
+#define system_dfl_wq system_unbound_wq
+#endif
+
+/*
  * Pure helpers in logic.c are exported to the KUnit module (rnvme_kunit.ko)
  * only when the kernel has KUnit: no exports at all in production builds.
  * kunit/visibility.h came with 6.2 (and was backported to 6.1.y).

@@ -115,6 +115,8 @@ probe HAVE_NVME_DEV_DIAG_ATTRS_GROUP "after 6.12: nvme-core's diag sysfs group (
 	grep_any 'nvme_dev_diag_attrs_group;' "$nvme_h"
 probe HAVE_SYSTEM_BH_WQ "6.9: BH workqueues (system_bh_wq) run work in softirq context, replacing tasklets" \
 	grep_any 'struct workqueue_struct \*system_bh_wq;' "$(hdr linux/workqueue.h)"
+probe HAVE_SYSTEM_DFL_WQ "6.17 (6.12.y): system_unbound_wq renamed system_dfl_wq (7.x warns about work queued on the old name)" \
+	grep_any 'struct workqueue_struct \*system_dfl_wq;' "$(hdr linux/workqueue.h)"
 
 echo "#endif" >> "$tmp"
 if ! cmp -s "$tmp" "$out"; then
