@@ -133,6 +133,22 @@ link_up() {
 port_down() { rm -f "$link_a"; }
 port_up() { [ -e "$link_a" ] || ln -s "$NVMET_CFS/subsystems/$TEST_NQN" "$link_a"; }
 
+# the RDMA devices' error and retry counters (hw_counters), as NAME=VALUE
+# lines; rdma_counters_diff BEFORE AFTER prints the ones that moved, so a
+# stall says whether a path's packets were retried (RC timeout, 2.1 s here)
+rdma_counters() {
+	local f
+	for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do
+		[ -r "$f" ] || continue
+		case "$f" in *_pkts|*_bytes|*/rdma_sends|*/rdma_recvs|*/ack_deferred) continue ;; esac
+		echo "$(basename "$(dirname "$(dirname "$(dirname "$(dirname "$f")")")")").$(basename "$f")=$(cat "$f")"
+	done 2>/dev/null
+}
+rdma_counters_diff() {
+	awk -F= 'NR == FNR { v[$1] = $2; next } ($1 in v) && $2 != v[$1] { printf "%s +%d ", $1, $2 - v[$1] }' \
+		<(printf '%s\n' "$1") <(printf '%s\n' "$2")
+}
+
 # scenario NAME QD FAULT REPAIR: fio runs from 3 s before the fault until the
 # checks after the repair are done (path A live again and carrying I/O), then
 # is stopped (fio_stall_stop); its runtime, long enough for the slowest
@@ -141,8 +157,12 @@ scenario() {
 	local name=$1 qd=$2 fault=$3 repair=$4 out=/tmp/fio-mp-$1-$2.json rc=0 runtime t0
 	runtime=$((3 + OUTAGE + RETURN_MAX + 4))
 	t0=$(now_ns)
-	fio_stall_start "$head_dev" "$qd" "$runtime" "$out"
+	local c0
+	c0=$(rdma_counters)
+	FIO_STALL_LATLOG=1 fio_stall_start "$head_dev" "$qd" "$runtime" "$out"
 	sleep 3
+	local tf
+	tf=$(now_ns)
 	$fault
 	if [ "$fault" = link_down ]; then sleep "$LINK_OUTAGE"; else sleep "$OUTAGE"; fi
 	state_is "$ctrl_a" connecting
@@ -165,6 +185,9 @@ scenario() {
 	fi
 	ok "$name QD$qd: fio wrote $nw and verified $nr blocks through the outage, 0 errors"
 	tap_within "$name QD$qd: longest I/O stall" "$stall" "$STALL_MAX"
+	local lat l0 l1 slow
+	read -r lat l0 l1 slow <<< "$(fio_stall_longest "$out" "$tf")"
+	echo "# $name QD$qd: the longest completion ($lat s) ran from ${l0:-?} to ${l1:-?} s after the fault; ${slow:-?} took over 1 s; RDMA counters that moved: $(rdma_counters_diff "$c0" "$(rdma_counters)")"
 	if is_rnvme; then
 		local r=/sys/class/nvme/$ctrl_a/rnvme
 		echo "# $ctrl_a counters: error_recoveries $(cat "$r/error_recoveries"), reconnects $(cat "$r/reconnects"), last_outage_ms $(cat "$r/last_outage_ms"), last_error: $(cat "$r/last_error")"
