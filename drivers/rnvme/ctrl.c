@@ -240,10 +240,153 @@ static int rnvme_alloc_connect_set(struct rnvme_ctrl *ctrl)
 	return 0;
 }
 
-/* nvme_cancel_tagset() for the namespaces' commands and the Connects' */
+/*
+ * The failover hold (NVMe 2.1's handling of a lost host, TP4129).  A
+ * controller that lost its host may go on executing the commands it holds
+ * until it notices the loss (within two keep-alive timeouts, three with
+ * traffic-based keep-alive) and then quiesces (within its Command Quiesce
+ * Time).  A write retried elsewhere before then (on another path of the
+ * subsystem, or on this path's next association) can be overtaken by the
+ * lost controller's own late execution of it, after the application has
+ * already written newer data to the same blocks: a lost write.  So when an
+ * association goes, a request in flight whose command may change the media
+ * is held (rnvme_hold_request()): it keeps its tag and its place, and only
+ * when the hold has passed is it cancelled like the others, and retried.
+ * Reads and the rest fail over at once.  The hold starts when the host
+ * tears the association down, after the controller last heard from it.
+ */
+
+/* the hold of the association now being set up */
+static void rnvme_init_failover_hold(struct rnvme_ctrl *ctrl)
+{
+	struct nvme_command c = { };
+	void *id;
+
+	ctrl->cqt_ms = 0;
+	if (!ctrl->ctrl.opts->discovery_nqn) {
+		/* nvme-core does not keep CQT: Identify Controller once more */
+		c.identify.opcode = nvme_admin_identify;
+		c.identify.cns = NVME_ID_CNS_CTRL;
+		id = kmalloc(NVME_IDENTIFY_DATA_SIZE, GFP_KERNEL);
+		if (id && !nvme_submit_sync_cmd(ctrl->ctrl.admin_q, &c, id,
+						NVME_IDENTIFY_DATA_SIZE))
+			ctrl->cqt_ms = rnvme_id_ctrl_cqt(id);
+		kfree(id);
+	}
+	ctrl->hold_ms = rnvme_failover_hold_ms(ctrl->ctrl.kato,
+					       ctrl->ctrl.ctratt & NVME_CTRL_ATTR_TBKAS,
+					       ctrl->cqt_ms);
+}
+
+/* nvme_cancel_request(), but a command that may change the media is held */
+static bool rnvme_cancel_or_hold(struct request *rq, void *data)
+{
+	struct rnvme_ctrl *ctrl = data;
+	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+	unsigned long flags;
+
+	if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT || READ_ONCE(req->held))
+		return true;
+	if (!READ_ONCE(rnvme_failover_hold) ||
+	    !rnvme_cmd_may_change_media(req->sqe.data))
+		return nvme_cancel_request(rq, &ctrl->ctrl);
+
+	rnvme_hold_request(rq);
+	spin_lock_irqsave(&ctrl->held_lock, flags);
+	if (list_empty(&ctrl->held))
+		ctrl->hold_start = jiffies;
+	list_add_tail(&req->held_node, &ctrl->held);
+	ctrl->nr_held++;
+	spin_unlock_irqrestore(&ctrl->held_lock, flags);
+	atomic_inc(&ctrl->stats.held_commands);
+	return true;
+}
+
+/* after a teardown held commands: end them when the hold has passed */
+static void rnvme_start_hold(struct rnvme_ctrl *ctrl)
+{
+	unsigned long until = jiffies + msecs_to_jiffies(ctrl->hold_ms);
+	unsigned int nr;
+
+	spin_lock_irq(&ctrl->held_lock);
+	nr = ctrl->nr_held;
+	/* commands held by an earlier loss wait for this one's end too */
+	if (nr && (!delayed_work_pending(&ctrl->hold_work) ||
+		   time_after(until, ctrl->hold_until))) {
+		ctrl->hold_until = until;
+		mod_delayed_work(nvme_wq, &ctrl->hold_work, until - jiffies);
+	} else {
+		nr = 0;
+	}
+	spin_unlock_irq(&ctrl->held_lock);
+	if (nr)
+		dev_info(ctrl->ctrl.device,
+			 "holding %u commands the lost controller may still execute for %u ms (keep-alive %u s%s, CQT %u ms) before they are retried\n",
+			 nr, ctrl->hold_ms, ctrl->ctrl.kato,
+			 ctrl->ctrl.ctratt & NVME_CTRL_ATTR_TBKAS ?
+			 ", traffic-based" : "", ctrl->cqt_ms);
+}
+
+static void rnvme_hold_work(struct work_struct *work)
+{
+	struct rnvme_ctrl *ctrl = container_of(to_delayed_work(work),
+					       struct rnvme_ctrl, hold_work);
+	struct rnvme_request *req, *next;
+	unsigned int nr, ms;
+	LIST_HEAD(list);
+
+	spin_lock_irq(&ctrl->held_lock);
+	list_splice_init(&ctrl->held, &list);
+	nr = ctrl->nr_held;
+	ctrl->nr_held = 0;
+	ms = jiffies_to_msecs(jiffies - ctrl->hold_start);
+	spin_unlock_irq(&ctrl->held_lock);
+
+	if (nr) {
+		atomic_set(&ctrl->stats.last_hold_ms, ms);
+		dev_info(ctrl->ctrl.device,
+			 "retrying %u held commands: %u ms since they were held, the lost controller has quiesced\n",
+			 nr, ms);
+	}
+	list_for_each_entry_safe(req, next, &list, held_node) {
+		list_del_init(&req->held_node);
+		nvme_cancel_request(blk_mq_rq_from_pdu(req), &ctrl->ctrl);
+	}
+	wake_up_all(&ctrl->hold_wait);
+}
+
+static bool rnvme_nothing_held(struct rnvme_ctrl *ctrl)
+{
+	bool empty;
+
+	spin_lock_irq(&ctrl->held_lock);
+	empty = list_empty(&ctrl->held);
+	spin_unlock_irq(&ctrl->held_lock);
+	return empty;
+}
+
+/*
+ * Before the tag set goes: its held commands end when their hold does (a
+ * deleted controller does not make a late write safe).
+ */
+static void rnvme_wait_held(struct rnvme_ctrl *ctrl)
+{
+	if (rnvme_nothing_held(ctrl))
+		return;
+	dev_info(ctrl->ctrl.device,
+		 "waiting for the hold of its held commands to end\n");
+	wait_event(ctrl->hold_wait, rnvme_nothing_held(ctrl));
+}
+
+/* nvme_cancel_tagset() for the namespaces' commands (with the hold) and the Connects' */
 static void rnvme_cancel_io_tag_sets(struct rnvme_ctrl *ctrl)
 {
-	nvme_cancel_tagset(&ctrl->ctrl);
+	if (ctrl->ctrl.tagset) {
+		blk_mq_tagset_busy_iter(ctrl->ctrl.tagset, rnvme_cancel_or_hold,
+					ctrl);
+		blk_mq_tagset_wait_completed_request(ctrl->ctrl.tagset);
+		rnvme_start_hold(ctrl);
+	}
 	if (!ctrl->connect_set.tags)
 		return;
 	blk_mq_tagset_busy_iter(&ctrl->connect_set, nvme_cancel_request,
@@ -319,6 +462,7 @@ static int rnvme_configure_admin_queue(struct rnvme_ctrl *ctrl, bool new)
 	ret = rnvme_init_ctrl_finish(&ctrl->ctrl);
 	if (ret)
 		goto out_quiesce_queue;
+	rnvme_init_failover_hold(ctrl);
 	return 0;
 
 out_quiesce_queue:
@@ -458,6 +602,7 @@ static void rnvme_teardown_io_queues(struct rnvme_ctrl *ctrl, bool remove)
 	rnvme_cancel_io_tag_sets(ctrl);
 	if (remove) {
 		nvme_unquiesce_io_queues(&ctrl->ctrl);
+		rnvme_wait_held(ctrl);
 		rnvme_remove_tag_set(ctrl, false);
 	}
 	if (!ctrl->cm_deferred)
@@ -1042,6 +1187,8 @@ static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
 	}
 	/* off the list: rnvme_ack_wd_arm_live() cannot arm it again */
 	cancel_delayed_work_sync(&ctrl->ack_wd_work);
+	/* the tag set's removal waited for the held commands */
+	cancel_delayed_work_sync(&ctrl->hold_work);
 	rnvme_tele_unregister(ctrl);
 	free_percpu(ctrl->qstats);
 	kfree(ctrl->queues);
@@ -1204,6 +1351,10 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 
 	INIT_DELAYED_WORK(&ctrl->reconnect_work, rnvme_reconnect_work);
 	INIT_DELAYED_WORK(&ctrl->ack_wd_work, rnvme_ack_wd_work);
+	INIT_DELAYED_WORK(&ctrl->hold_work, rnvme_hold_work);
+	spin_lock_init(&ctrl->held_lock);
+	INIT_LIST_HEAD(&ctrl->held);
+	init_waitqueue_head(&ctrl->hold_wait);
 	INIT_WORK(&ctrl->err_work, rnvme_error_recovery_work);
 	INIT_WORK(&ctrl->ctrl.reset_work, rnvme_reset_ctrl_work);
 

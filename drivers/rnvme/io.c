@@ -382,10 +382,35 @@ static __always_inline void __rnvme_complete_rq(struct request *rq)
  */
 static void rnvme_complete_rq(struct request *rq)
 {
+	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+
 	if (IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) &&
 	    nvme_req(rq)->status == NVME_SC_HOST_ABORTED_CMD)
 		rnvme_fi_hold(RNVME_FI_TIMEOUT_COMPLETE);
+	if (unlikely(req->held)) {
+		/* the hold ended it; its data was unmapped when it was held */
+		req->held = false;
+		rnvme_tele_complete(req, rq);
+		nvme_complete_rq(rq);
+		return;
+	}
 	__rnvme_complete_rq(rq);
+}
+
+/**
+ * rnvme_hold_request - keep a command its lost controller may still execute
+ * @rq: an in-flight request of a stopped I/O queue
+ *
+ * The request stays in flight, with its data unmapped now (its queue's
+ * device and MRs go with the association), until the failover hold ends it
+ * (ctrl.c); a timeout leaves it alone meanwhile.
+ */
+void rnvme_hold_request(struct request *rq)
+{
+	struct rnvme_request *req = blk_mq_rq_to_pdu(rq);
+
+	rnvme_unmap_data(req->queue, rq);
+	WRITE_ONCE(req->held, true);
 }
 
 /* end a request with the response's @status and @result */
@@ -1797,6 +1822,10 @@ static enum blk_eh_timer_return rnvme_timeout(struct request *rq)
 	struct rnvme_queue *queue = req->queue;
 	struct rnvme_ctrl *ctrl = queue->ctrl;
 	struct nvme_command *cmd = req->sqe.data;
+
+	/* the failover hold ends it, at a time of its own */
+	if (READ_ONCE(req->held))
+		return BLK_EH_RESET_TIMER;
 
 	dev_warn(ctrl->ctrl.device,
 		 "queue %d: command %#x (opcode %#x, tag %d) timed out\n",

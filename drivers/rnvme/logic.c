@@ -764,3 +764,66 @@ int rnvme_parse_ack_watchdog(const char *val, u32 *ms)
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(rnvme_parse_ack_watchdog);
+
+/**
+ * rnvme_id_ctrl_cqt - the Command Quiesce Time an Identify Controller reports
+ * @id_ctrl: the 4096-byte Identify Controller data structure
+ *
+ * Return: CQT in milliseconds; 0 when the controller does not report one.
+ */
+u16 rnvme_id_ctrl_cqt(const void *id_ctrl)
+{
+	return get_unaligned_le16((const u8 *)id_ctrl + RNVME_ID_CTRL_CQT_OFFSET);
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_id_ctrl_cqt);
+
+/**
+ * rnvme_cmd_may_change_media - whether a lost controller running @cmd late
+ *                              could overwrite what a retry wrote since
+ * @cmd: an I/O queue command
+ *
+ * Reads and the other commands that only look at the media cannot; every
+ * other command, including fused ones (compare and write) and opcodes
+ * rnvme does not know, is taken to change it.
+ */
+bool rnvme_cmd_may_change_media(const struct nvme_command *cmd)
+{
+	if (cmd->common.flags & (NVME_CMD_FUSE_FIRST | NVME_CMD_FUSE_SECOND))
+		return true;
+	switch (cmd->common.opcode) {
+	case nvme_cmd_read:
+	case nvme_cmd_compare:
+	case nvme_cmd_verify:
+	case nvme_cmd_resv_report:
+	case nvme_cmd_zone_mgmt_recv:
+		return false;
+	default:
+		return true;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_cmd_may_change_media);
+
+/**
+ * rnvme_failover_hold_ms - how long a lost controller may still execute
+ * @kato_s: the association's keep-alive timeout in seconds (0: none)
+ * @tbkas:  the controller does traffic-based keep-alive (CTRATT.TBKAS)
+ * @cqt_ms: its Command Quiesce Time (0: not reported)
+ *
+ * NVMe 2.1's communication-loss handling: the controller notices the loss
+ * within two keep-alive timeouts (three with traffic-based keep-alive, whose
+ * timer the last command restarts), then takes up to CQT to quiesce what it
+ * still holds.  Without keep-alive the controller has no timer of its own:
+ * the default keep-alive timeout stands in for it.
+ *
+ * Return: the hold in milliseconds.
+ */
+u32 rnvme_failover_hold_ms(u32 kato_s, bool tbkas, u16 cqt_ms)
+{
+	u64 ms;
+
+	if (!kato_s)
+		kato_s = NVME_DEFAULT_KATO;
+	ms = (u64)kato_s * (tbkas ? 3 : 2) * MSEC_PER_SEC + cqt_ms;
+	return min_t(u64, ms, U32_MAX);
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_failover_hold_ms);

@@ -305,4 +305,16 @@ u32 rnvme_inline_segments_for(int max_send_sge);
 u8 rnvme_responder_resources_for(int max_qp_rd_atom);
 const char *rnvme_transport_name_error(const char *name);
 
+/*
+ * Identify Controller: Command Quiesce Time (CQT, NVMe 2.1, TP4129), a
+ * little-endian 16-bit count of milliseconds at this byte offset (inside
+ * what the kernel's struct nvme_id_ctrl still calls reserved); 0: not
+ * reported
+ */
+#define RNVME_ID_CTRL_CQT_OFFSET	386
+
+u16 rnvme_id_ctrl_cqt(const void *id_ctrl);
+bool rnvme_cmd_may_change_media(const struct nvme_command *cmd);
+u32 rnvme_failover_hold_ms(u32 kato_s, bool tbkas, u16 cqt_ms);
+
 #endif /* RNVME_LOGIC_H */

@@ -14,6 +14,11 @@ module_param_named(register_always, rnvme_register_always, bool, 0444);
 MODULE_PARM_DESC(register_always,
 		 "Use memory registration even for contiguous memory regions (default: true; false exposes a global rkey and is unsafe)");
 
+bool rnvme_failover_hold = true;
+module_param_named(failover_hold, rnvme_failover_hold, bool, 0644);
+MODULE_PARM_DESC(failover_hold,
+		 "Hold writes and other media changes a lost controller may still execute until it must have quiesced (2-3 x keep-alive timeout + CQT) before retrying them on another path or after the reconnect (default: true; false retries at once, which can let a late write overwrite a newer one unless the target fences a lost host itself)");
+
 char rnvme_transport_name[RNVME_TRANSPORT_NAME_MAX + 1] = "rdma";
 module_param_string(transport_name, rnvme_transport_name,
 		    sizeof(rnvme_transport_name), 0444);

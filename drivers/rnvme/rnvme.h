@@ -469,6 +469,12 @@ struct rnvme_request {
 	 */
 	u64			tele_start;
 	u8			tele_class;
+	/*
+	 * held by the failover hold (ctrl.c): in flight, data unmapped, on
+	 * rnvme_ctrl.held through @held_node until the hold ends
+	 */
+	bool			held;
+	struct list_head	held_node;
 };
 
 /**
@@ -491,6 +497,9 @@ struct rnvme_stats {
 	atomic_t		error_seq;
 	/* how long the last outage lasted, loss to reconnected, in ms */
 	atomic_t		last_outage_ms;
+	/* commands the failover hold kept, in all; how long the last hold was */
+	atomic_t		held_commands;
+	atomic_t		last_hold_ms;
 	/* protects @last_error, @last_error_time and rnvme_ctrl.cause */
 	spinlock_t		lock;
 	char			last_error[96];
@@ -593,6 +602,23 @@ struct rnvme_ctrl {
 	struct list_head	tele_entry;
 	/* statistics per queue index (rnvme_queue.stats), per CPU */
 	struct rnvme_qstats __percpu *qstats;
+	/*
+	 * The failover hold (ctrl.c): commands the lost controller may still
+	 * execute, on @held (under @held_lock) until @hold_work ends them at
+	 * @hold_until (jiffies; @hold_start: when the first was held), the
+	 * current association's hold being @hold_ms (from its keep-alive
+	 * timeout and its Command Quiesce Time, @cqt_ms); @hold_wait wakes
+	 * when @held empties.
+	 */
+	spinlock_t		held_lock;
+	struct list_head	held;
+	unsigned int		nr_held;
+	struct delayed_work	hold_work;
+	wait_queue_head_t	hold_wait;
+	unsigned long		hold_start;
+	unsigned long		hold_until;
+	u32			hold_ms;
+	u16			cqt_ms;
 	struct nvme_ctrl	ctrl;
 };
 
@@ -627,6 +653,7 @@ static inline void rnvme_error_recovery(struct rnvme_ctrl *ctrl)
 
 /* main.c */
 extern bool rnvme_register_always;
+extern bool rnvme_failover_hold;
 extern char rnvme_transport_name[];
 extern unsigned int rnvme_reconnect_backoff_max;
 extern unsigned int rnvme_reconnect_jitter;
@@ -695,6 +722,7 @@ void rnvme_wr_error(struct ib_cq *cq, struct ib_wc *wc, const char *op);
 void rnvme_abort_queue_requests(struct rnvme_queue *queue);
 void rnvme_unpark(struct rnvme_queue *queue);
 void rnvme_drop_parked(struct rnvme_queue *queue);
+void rnvme_hold_request(struct request *rq);
 void rnvme_io_init(void);
 void rnvme_io_exit(void);
 

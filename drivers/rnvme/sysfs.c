@@ -28,6 +28,34 @@ RNVME_COUNTER_ATTR(error_recoveries);
 RNVME_COUNTER_ATTR(reconnect_attempts);
 RNVME_COUNTER_ATTR(reconnects);
 RNVME_COUNTER_ATTR(last_outage_ms);
+RNVME_COUNTER_ATTR(held_commands);
+RNVME_COUNTER_ATTR(last_hold_ms);
+
+/* the failover hold of the current association, and the CQT it includes */
+static ssize_t failover_hold_ms_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	struct rnvme_ctrl *ctrl = dev_to_rnvme_ctrl(dev);
+
+	if (!READ_ONCE(rnvme_failover_hold))
+		return sysfs_emit(buf, "0\n");
+	return sysfs_emit(buf, "%u\n", READ_ONCE(ctrl->hold_ms));
+}
+static DEVICE_ATTR_RO(failover_hold_ms);
+
+static ssize_t cqt_ms_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(dev_to_rnvme_ctrl(dev)->cqt_ms));
+}
+static DEVICE_ATTR_RO(cqt_ms);
+
+static ssize_t held_now_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(dev_to_rnvme_ctrl(dev)->nr_held));
+}
+static DEVICE_ATTR_RO(held_now);
 
 static ssize_t last_error_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
@@ -163,6 +191,11 @@ static struct attribute *rnvme_ctrl_attrs[] = {
 	&dev_attr_reconnect_attempts.attr,
 	&dev_attr_reconnects.attr,
 	&dev_attr_last_outage_ms.attr,
+	&dev_attr_held_commands.attr,
+	&dev_attr_last_hold_ms.attr,
+	&dev_attr_failover_hold_ms.attr,
+	&dev_attr_cqt_ms.attr,
+	&dev_attr_held_now.attr,
 	&dev_attr_last_error.attr,
 	&dev_attr_next_reconnect_ms.attr,
 	&dev_attr_inline_data_size.attr,

@@ -8,7 +8,7 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
 # Keep in step with drivers/rnvme/tests/*_kunit.c.
-EXPECTED_SUITES="rnvme_queue_map rnvme_sqsize rnvme_cm rnvme_sgl rnvme_inline rnvme_fr rnvme_reconnect rnvme_params rnvme_tele"
+EXPECTED_SUITES="rnvme_queue_map rnvme_sqsize rnvme_cm rnvme_sgl rnvme_inline rnvme_fr rnvme_reconnect rnvme_params rnvme_tele rnvme_hold"
 : "${RNVME_KUNIT_KO:=$(dirname "$RNVME_KO")/rnvme_kunit.ko}"
 KUNIT_DEBUGFS=/sys/kernel/debug/kunit
 
