@@ -279,4 +279,11 @@ static inline void rnvme_cancel_bh_work_sync(struct tasklet_struct *t)
 #define EXPORT_SYMBOL_IF_KUNIT(symbol)
 #endif
 
+/* the KUnit module imports that namespace: a string literal since 6.13 */
+#ifdef HAVE_MODULE_NS_STRING
+#define RNVME_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
+#else
+#define RNVME_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#endif
+
 #endif /* RNVME_COMPAT_H */

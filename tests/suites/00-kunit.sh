@@ -29,6 +29,12 @@ if [ ! -r "$RNVME_KUNIT_KO" ]; then
 	suite_end
 fi
 fx_host_driver_load || bail "cannot load rnvme.ko ($RNVME_KO)"
+# (after 6.12 a test module's suites run at load only with kunit.autorun)
+if [ "$(cat /sys/module/kunit/parameters/autorun 2>/dev/null || echo Y)" != Y ]; then
+	not_ok "KUnit runs a test module's suites when it loads" \
+		"kunit.autorun is off: build the kernel with CONFIG_KUNIT_AUTORUN_ENABLED=y or boot it with kunit.autorun=1"
+	suite_end
+fi
 
 fx_dmesg_mark kunit-load
 t=$(now_ns)

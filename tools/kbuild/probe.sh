@@ -117,6 +117,8 @@ probe HAVE_SYSTEM_BH_WQ "6.9: BH workqueues (system_bh_wq) run work in softirq c
 	grep_any 'struct workqueue_struct \*system_bh_wq;' "$(hdr linux/workqueue.h)"
 probe HAVE_SYSTEM_DFL_WQ "6.17 (6.12.y): system_unbound_wq renamed system_dfl_wq (7.x warns about work queued on the old name)" \
 	grep_any 'struct workqueue_struct \*system_dfl_wq;' "$(hdr linux/workqueue.h)"
+probe HAVE_MODULE_NS_STRING "6.13: a symbol namespace is a string literal (MODULE_IMPORT_NS(\"NS\"))" \
+	grep_any 'define MODULE_IMPORT_NS\(ns\)[[:space:]]+MODULE_INFO\(import_ns, ns\)' "$(hdr linux/module.h)"
 
 echo "#endif" >> "$tmp"
 if ! cmp -s "$tmp" "$out"; then

@@ -6,7 +6,8 @@
  * /sys/kernel/debug/kunit/rnvme_<suite>/results.
  */
 #include <linux/module.h>
+#include <rnvme/compat.h>
 
 MODULE_DESCRIPTION("KUnit suites for rnvme's pure logic");
 MODULE_LICENSE("GPL v2");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+RNVME_IMPORT_KUNIT_NS();
