@@ -884,7 +884,7 @@ int drain_due()
 				c = o;
 		std::printf("fault drain-apply fired (%ld): %s applied %llu ms after its arrival; %s\n", ++drain_applies,
 			    it->what.c_str(), (unsigned long long)(now - it->rcvd_ms),
-			    c ? "completed to the host" : "its connection is gone: no completion");
+			    c ? "its completion sent on its connection" : "its connection is gone: no completion");
 		std::fflush(stdout);
 		if (c) {
 			cur_qid = c->qid;
