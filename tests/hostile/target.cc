@@ -218,7 +218,6 @@ struct Ctrl {
 	uint32_t cc = 0;
 	uint32_t csts = 0;
 	unsigned io_granted = 0;
-	unsigned path = 1;	// the listener its admin queue came through
 	std::vector<std::pair<struct Conn *, uint16_t>> aers;	// pending AERs
 };
 
@@ -757,7 +756,6 @@ void exec_connect(Conn *c, unsigned slot, const uint8_t *data)
 		if (next_cntlid >= 0xffef)
 			next_cntlid = 1;
 		ctrl->discovery = disc;
-		ctrl->path = c->path;
 		c->ctrl = ctrl.get();
 		uint16_t id = ctrl->cntlid;
 		ctrls[id] = std::move(ctrl);
