@@ -233,9 +233,11 @@ if [ "$module_ok" = 1 ] && have_time "VM suites on $KVER"; then
 	# parser with EINVAL, and the 100 cost 60-146 s; fewer would let a
 	# 10 KiB leak per connect pass its kmalloc bound).  14-multipath (120 s)
 	# runs on 7.3 in the Debian 13 stage, and the rig's failover suites
-	# run on this kernel: here in the full matrix only.
+	# run on this kernel: here in the full matrix only.  17-lost-write
+	# (issue 52) is not in either matrix yet: it fails on purpose until
+	# the host holds the writes a lost controller may still execute.
 	TEST_FUZZ_CASES=${TEST_FUZZ_CASES:-$(pick 100 200)} \
-	SUITES="${SUITES:-$(cd tests/suites && ls [0-9][0-9]-*.sh | sed 's/-.*//' | grep -vxE "$(pick '10|14' 10)" | tr '\n' ' ')}" \
+	SUITES="${SUITES:-$(cd tests/suites && ls [0-9][0-9]-*.sh | sed 's/-.*//' | grep -vxE "$(pick '10|14|17' '10|17')" | tr '\n' ' ')}" \
 		tests/run-all.sh --kver "$KVER" --timeout "$(vm_limit 3600)" 2>&1 | tee "$OUT"/check/vm.log
 	add_total "$OUT"/check/vm.log "VM suites"
 elif [ "$module_ok" != 1 ]; then

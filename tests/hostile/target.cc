@@ -15,6 +15,21 @@
 //
 //   rnvme-hostile-target --addr 192.0.2.2 --port 4430 --nqn NQN [--fault F]
 //                        [--fault-count N] [--fault-after K] [--size MiB]
+//
+// Two paths (tests/suites/17-lost-write.sh): --addr2 A [--port2 P] adds a
+// second listener to the same process and event loop; both serve the one
+// subsystem over the one RAM namespace, each association a controller of its
+// own, and Identify says so as nvme-core wants it for native multipath
+// (CMIC multi-controller, NMIC shared, the same NGUID/EUI-64/UUID on both).
+// --slow-path N --drain-ms MS makes the controllers behind listener N keep
+// every write they receive: its data is taken at once (in capsule or by RDMA
+// READ), but it reaches the namespace and is completed only MS ms after it
+// arrived, whether or not the host still has that path: a controller still
+// executing after the host lost it.  --cqt-ms MS reports a Command Quiesce
+// Time (NVMe 2.1, TP4129; Identify Controller bytes 387:386, milliseconds)
+// that the drain keeps to (drain <= CQT; without --cqt-ms the drain is
+// reported as the CQT).  Each held and each applied write is logged as
+// "fault drain-hold fired" / "fault drain-apply fired".
 
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
@@ -140,6 +155,12 @@ struct Config {
 	long fault_qid = -1;	// only commands of this queue trigger it (-1: any)
 	unsigned late_ms = 10000;	// connect-late: how late the answer comes
 	unsigned dup_gap_ms = 0;	// cqe-dup: time between the copies
+	std::string addr2;	// the second path's listener ("": none)
+	std::string port2;	// its port ("": --port)
+	unsigned slow_path = 0;	// 1 or 2: the path whose writes are held
+	unsigned drain_ms = 0;	// how long a held write waits, from its arrival
+	unsigned cqt_ms = 0;	// Command Quiesce Time reported (0: none)
+	bool log_writes = false;	// log every write (path, controller, LBA)
 };
 
 Config cfg;
@@ -148,6 +169,13 @@ long fault_fired = 0;
 int cur_qid = -1;	// the queue whose message is being handled
 
 bool fault_is(std::string_view name) { return cfg.fault == name; }
+
+// One subsystem on two paths: what nvme-core needs to group the controllers.
+bool two_paths() { return !cfg.addr2.empty(); }
+// NVMe 2.1 when a 2.1 field (CQT) or the namespace identifiers of the two
+// paths are reported (NS descriptor lists from 1.3 on); 1.2.1 otherwise, as
+// the single-path scenarios always had it.
+uint32_t nvme_version() { return two_paths() || cfg.cqt_ms ? 0x00020100 : 0x00010201; }
 
 // fault_fire: a matching event happened; true if the fault fires on it.
 bool fault_fire(std::string_view name, const std::string &what)
@@ -213,6 +241,8 @@ struct Conn {
 	std::size_t recv_len = 0;
 	uint16_t qid = 0;
 	uint16_t sqhd = 0;
+	unsigned path = 1;		// 1: --addr, 2: --addr2
+	uint64_t serial = 0;		// names it beyond its lifetime (held writes)
 	Ctrl *ctrl = nullptr;
 	unsigned cq_events = 0;
 	bool disconnect_when_established = false;
@@ -226,6 +256,7 @@ struct Conn {
 	unsigned next_spare = 0;
 	std::array<uint8_t, kCqeSize> last_cqe{};	// the latest completion sent
 	uint64_t last_cmd_ms = 0;		// when the latest command arrived
+	std::vector<uint64_t> rcvd_ms;		// per slot: when its command arrived
 	unsigned pending = 0;			// commands received, not yet completed
 	uint64_t late_due = 0;			// connect-late: when to answer, 0: none
 	unsigned late_slot = 0;			// connect-late: the Connect's slot
@@ -246,7 +277,8 @@ struct Conn {
 std::set<Conn *> conns;
 std::map<ibv_context *, std::unique_ptr<Device>> devices;
 rdma_event_channel *cm_chan;
-rdma_cm_id *listen_id;
+rdma_cm_id *listen_ids[2];	// --addr, --addr2
+uint64_t next_conn_serial = 1;
 volatile sig_atomic_t stop_requested;
 
 uint64_t wr_id(WrKind k, unsigned slot) { return (uint64_t(k) << 32) | slot; }
@@ -450,11 +482,17 @@ void identify_ctrl(Conn *c, uint8_t *id)
 	put_str(id, 64, 8, "1.0", ' ');
 	id[77] = kMdts;
 	put<uint16_t>(id, 78, c->ctrl->cntlid);
-	put<uint32_t>(id, 80, 0x00010201);	// NVMe 1.2.1: no ns descriptors, no ANA
+	// 1.2.1: no ns descriptors; 2.1 with two paths or a CQT (no ANA either way)
+	put<uint32_t>(id, 80, nvme_version());
+	if (two_paths() && !c->ctrl->discovery)
+		id[76] = 1u << 1;	// CMIC: may have two or more controllers
 	put<uint32_t>(id, 92, 1u << 8);		// OAES: namespace attribute notices
 	id[111] = c->ctrl->discovery ? 2 : 1;	// CNTRLTYPE
 	id[259] = 3;				// AERL: 4 outstanding
 	put<uint16_t>(id, 320, 10);		// KAS: 1 s units of 100 ms
+	// CQT (NVMe 2.1, TP4129): bytes 387:386, in milliseconds
+	if (!c->ctrl->discovery)
+		put<uint16_t>(id, 386, uint16_t(cfg.cqt_ms));
 	id[512] = 0x66;
 	id[513] = 0x44;
 	put<uint16_t>(id, 514, kMqes + 1);	// MAXCMD
@@ -467,9 +505,56 @@ void identify_ctrl(Conn *c, uint8_t *id)
 	id[1803] = 1;	// MSDBD
 }
 
+// The namespace's identifiers, the same on every path: EUI-64, NGUID and
+// UUID made from the subsystem NQN (FNV-1a), so that another NQN gets others.
+struct NsIds {
+	uint8_t eui64[8], nguid[16], uuid[16];
+};
+NsIds ns_ids()
+{
+	auto fnv = [](std::string_view s, uint64_t h) {
+		for (unsigned char ch : s)
+			h = (h ^ ch) * 0x100000001b3ull;
+		return h;
+	};
+	uint64_t a = fnv(cfg.nqn, 0xcbf29ce484222325ull), b = fnv(cfg.nqn + "/ns1", a);
+	NsIds ids{};
+	std::memcpy(ids.eui64, &a, 8);
+	std::memcpy(ids.nguid, &b, 8);
+	std::memcpy(ids.nguid + 8, &a, 8);
+	std::memcpy(ids.uuid, &a, 8);
+	std::memcpy(ids.uuid + 8, &b, 8);
+	ids.uuid[6] = uint8_t((ids.uuid[6] & 0x0f) | 0x40);	// version 4
+	ids.uuid[8] = uint8_t((ids.uuid[8] & 0x3f) | 0x80);	// RFC 4122 variant
+	return ids;
+}
+
+// Identify CNS 3: the namespace identification descriptor list.
+void identify_ns_descs(uint8_t *d)
+{
+	std::memset(d, 0, 4096);
+	NsIds ids = ns_ids();
+	std::size_t pos = 0;
+	auto add = [&](uint8_t type, const uint8_t *v, uint8_t len) {
+		d[pos] = type;	// NIDT
+		d[pos + 1] = len;	// NIDL
+		std::memcpy(d + pos + 4, v, len);
+		pos += 4 + len;
+	};
+	add(1, ids.eui64, 8);
+	add(2, ids.nguid, 16);
+	add(3, ids.uuid, 16);
+}
+
 void identify_ns(uint8_t *id)
 {
 	std::memset(id, 0, 4096);
+	if (two_paths()) {
+		NsIds ids = ns_ids();
+		id[30] = 1u << 0;	// NMIC: shared by two or more controllers
+		std::memcpy(id + 104, ids.nguid, 16);
+		std::memcpy(id + 120, ids.eui64, 8);
+	}
 	uint64_t nlb = backing.size() >> kLbaShift;
 	put<uint64_t>(id, 0, nlb);
 	put<uint64_t>(id, 8, nlb);
@@ -575,6 +660,9 @@ void exec_admin(Conn *c, unsigned slot)
 			identify_ctrl(c, d);
 		} else if (cns == 0 && !ctrl->discovery && get<uint32_t>(sqe, 4) == 1) {
 			identify_ns(d);
+		} else if (cns == 3 && !ctrl->discovery && nvme_version() >= 0x00010300 &&
+			   get<uint32_t>(sqe, 4) == 1) {
+			identify_ns_descs(d);
 		} else if (cns == 2 && !ctrl->discovery) {
 			std::memset(d, 0, 4096);
 			if (get<uint32_t>(sqe, 4) < 1)
@@ -671,7 +759,10 @@ void exec_connect(Conn *c, unsigned slot, const uint8_t *data)
 		c->ctrl = ctrl.get();
 		uint16_t id = ctrl->cntlid;
 		ctrls[id] = std::move(ctrl);
-		logf("qid 0: controller %u for %s", id, subnqn.c_str());
+		if (two_paths())
+			logf("qid 0: controller %u for %s on path %u", id, subnqn.c_str(), c->path);
+		else
+			logf("qid 0: controller %u for %s", id, subnqn.c_str());
 		complete(c, slot, kScSuccess, id);
 		return;
 	}
@@ -711,7 +802,7 @@ void exec_fabrics(Conn *c, unsigned slot, const uint8_t *data)
 			v = kMqes | (1ull << 16) | (20ull << 24) | (1ull << 37);
 			break;
 		case 0x8:
-			v = 0x00010201;
+			v = nvme_version();
 			break;
 		case 0x14:
 			v = ctrl->cc;
@@ -735,6 +826,84 @@ void exec_fabrics(Conn *c, unsigned slot, const uint8_t *data)
 		return;
 	}
 	complete(c, slot, kScInvalidField | kScDnr);
+}
+
+// ---------------------------------------------------------------- draining
+// A write the slow path's controller has taken (data and all) but not yet
+// executed.  It outlives its connection and controller: conn_serial finds
+// the connection again if it still exists when the write is applied.
+struct Held {
+	uint64_t conn_serial;
+	std::array<uint8_t, kSqeSize> sqe;
+	std::vector<uint8_t> data;
+	uint64_t off;
+	uint64_t rcvd_ms, due_ms;
+	std::string what;	// path, controller, queue, command, LBAs
+};
+std::vector<Held> held;
+long drain_holds, drain_applies;
+
+void hold_write(Conn *c, unsigned slot, const uint8_t *data, uint64_t off, uint64_t len)
+{
+	const uint8_t *sqe = c->sqe[slot].data();
+	Held h;
+	h.conn_serial = c->serial;
+	std::memcpy(h.sqe.data(), sqe, kSqeSize);
+	h.data.assign(data, data + len);
+	h.off = off;
+	h.rcvd_ms = c->rcvd_ms[slot];
+	h.due_ms = h.rcvd_ms + cfg.drain_ms;
+	char w[160];
+	std::snprintf(w, sizeof(w), "path %u controller %u qid %u cid %#x: write slba %llu nlb %u (first byte %#04x)",
+		      c->path, c->ctrl ? c->ctrl->cntlid : 0, c->qid, get<uint16_t>(sqe, 2),
+		      (unsigned long long)get<uint64_t>(sqe, 40), (get<uint32_t>(sqe, 48) & 0xffff) + 1,
+		      len ? data[0] : 0);
+	h.what = w;
+	std::printf("fault drain-hold fired (%ld): %s held, to be applied and completed %u ms after its arrival "
+		    "(CQT %u ms); %zu held\n", ++drain_holds, h.what.c_str(), cfg.drain_ms, cfg.cqt_ms, held.size() + 1);
+	std::fflush(stdout);
+	held.push_back(std::move(h));
+}
+
+// Apply (and complete, if its connection is still there) every held write
+// that is due; returns the time until the next one (-1: none).
+int drain_due()
+{
+	uint64_t now = now_ms();
+	for (auto it = held.begin(); it != held.end();) {
+		if (it->due_ms > now) {
+			++it;
+			continue;
+		}
+		std::memcpy(backing.data() + it->off, it->data.data(), it->data.size());
+		Conn *c = nullptr;
+		for (Conn *o : conns)
+			if (o->serial == it->conn_serial && !o->gone)
+				c = o;
+		std::printf("fault drain-apply fired (%ld): %s applied %llu ms after its arrival; %s\n", ++drain_applies,
+			    it->what.c_str(), (unsigned long long)(now - it->rcvd_ms),
+			    c ? "its completion sent on its connection" : "its connection is gone: no completion");
+		std::fflush(stdout);
+		if (c) {
+			cur_qid = c->qid;
+			uint8_t cqe[kCqeSize];
+			make_cqe(cqe, it->sqe.data(), c, kScSuccess, 0);
+			auto k = keyed_sgl(it->sqe.data());
+			std::optional<uint32_t> inv;
+			if (k && k->invalidate && k->len)
+				inv = k->key;
+			// the command's own slot has long been reused: a spare buffer
+			send_msg(c, c->spare(), cqe, kCqeSize, inv);
+			std::memcpy(c->last_cqe.data(), cqe, kCqeSize);
+			if (c->pending)
+				c->pending--;
+		}
+		it = held.erase(it);
+	}
+	uint64_t next = UINT64_MAX;
+	for (auto &h : held)
+		next = std::min(next, h.due_ms);
+	return next == UINT64_MAX ? -1 : int(std::min<uint64_t>(next - now, 200));
 }
 
 // ---------------------------------------------------------------- I/O
@@ -772,7 +941,15 @@ void exec_io(Conn *c, unsigned slot, const uint8_t *data)
 		}
 	}
 	if (opc == kOpWrite) {
+		if (cfg.drain_ms && c->path == cfg.slow_path) {
+			hold_write(c, slot, data, off, len);
+			return;
+		}
 		std::memcpy(backing.data() + off, data, len);
+		if (cfg.log_writes)
+			logf("path %u controller %u qid %u cid %#x: write slba %llu nlb %u (first byte %#04x) applied and completed at once",
+			     c->path, c->ctrl ? c->ctrl->cntlid : 0, c->qid, cid, (unsigned long long)slba, nlb,
+			     len ? data[0] : 0);
 		auto wk = keyed_sgl(sqe);
 		if (wk && wk->len && fault_fire("write-poke", "qid " + std::to_string(c->qid) + " write cid " +
 						std::to_string(cid) + ": RDMA WRITE of 0x5a into the host's " +
@@ -938,6 +1115,7 @@ void on_recv(Conn *c, unsigned slot, uint32_t byte_len)
 	cur_qid = c->qid;
 	std::memcpy(c->sqe[slot].data(), c->recv_buf(slot), kSqeSize);
 	c->last_cmd_ms = now_ms();
+	c->rcvd_ms[slot] = c->last_cmd_ms;
 	if (c->qid)
 		c->pending++;	// the admin queue's AERs stay pending for good
 	const uint8_t *sqe = c->sqe[slot].data();
@@ -1008,7 +1186,7 @@ void reject_with(rdma_cm_id *id, uint16_t sts)
 	rdma_destroy_id(id);
 }
 
-void on_connect_request(rdma_cm_id *id, const rdma_conn_param &p, const uint8_t *pd)
+void on_connect_request(rdma_cm_id *id, const rdma_conn_param &p, const uint8_t *pd, unsigned path)
 {
 	if (p.private_data_len < 8) {
 		logf("connect request with %u bytes of private data: rejected", p.private_data_len);
@@ -1046,10 +1224,13 @@ void on_connect_request(rdma_cm_id *id, const rdma_conn_param &p, const uint8_t 
 	c->id = id;
 	id->context = c;
 	c->qid = qid;
+	c->path = path;
+	c->serial = next_conn_serial++;
 	c->depth = depth;
 	c->recv_len = qid ? kSqeSize + kInlineSize : kSqeSize;
 	c->dev = device_for(id->verbs);
 	c->sqe.resize(depth);
+	c->rcvd_ms.resize(depth);
 	conns.insert(c);
 	c->buf_len = (depth * c->recv_len + (depth + kSpares) * kCqeSize + depth * kSlotData + 4095) &
 		     ~std::size_t(4095);
@@ -1126,8 +1307,9 @@ void on_cm_event(rdma_cm_event *ev)
 		rdma_conn_param p = ev->param.conn;
 		uint8_t pd[256] = {};
 		std::memcpy(pd, p.private_data, std::min<std::size_t>(p.private_data_len, sizeof(pd)));
+		unsigned path = ev->listen_id == listen_ids[1] ? 2 : 1;
 		rdma_ack_cm_event(ev);
-		on_connect_request(id, p, pd);
+		on_connect_request(id, p, pd, path);
 		return;
 	}
 	case RDMA_CM_EVENT_ESTABLISHED:
@@ -1187,6 +1369,10 @@ void usage(int rc)
 		     "                            [--fault-qid Q]  (only queue Q's commands trigger the fault)\n"
 		     "                            [--late-ms MS]   (connect-late; default 10000)\n"
 		     "                            [--dup-gap-ms MS] (cqe-dup: between the copies)\n"
+		     "                            [--addr2 A [--port2 P]]  (a second path to the subsystem)\n"
+		     "                            [--slow-path 1|2 --drain-ms MS]  (that path's writes wait MS ms)\n"
+		     "                            [--cqt-ms MS]    (Command Quiesce Time reported; >= --drain-ms)\n"
+		     "                            [--log-writes]   (log every write: path, controller, LBA)\n"
 		     "       rnvme-hostile-target --list-faults\n");
 	std::exit(rc);
 }
@@ -1226,6 +1412,18 @@ int main(int argc, char **argv)
 			cfg.dup_gap_ms = unsigned(std::strtoul(val().c_str(), nullptr, 0));
 		else if (a == "--late-ms")
 			cfg.late_ms = unsigned(std::strtoul(val().c_str(), nullptr, 0));
+		else if (a == "--addr2")
+			cfg.addr2 = val();
+		else if (a == "--port2")
+			cfg.port2 = val();
+		else if (a == "--slow-path")
+			cfg.slow_path = unsigned(std::strtoul(val().c_str(), nullptr, 0));
+		else if (a == "--drain-ms")
+			cfg.drain_ms = unsigned(std::strtoul(val().c_str(), nullptr, 0));
+		else if (a == "--cqt-ms")
+			cfg.cqt_ms = unsigned(std::strtoul(val().c_str(), nullptr, 0));
+		else if (a == "--log-writes")
+			cfg.log_writes = true;
 
 		else if (a == "--list-faults") {
 			for (auto &f : kFaults)
@@ -1251,6 +1449,25 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "rnvme-hostile-target: --size must be 1..1024 MiB\n");
 		return 2;
 	}
+	if (cfg.port2.empty())
+		cfg.port2 = cfg.port;
+	if (cfg.slow_path > (two_paths() ? 2u : 1u) || (cfg.drain_ms && !cfg.slow_path) ||
+	    (cfg.slow_path && !cfg.drain_ms)) {
+		std::fprintf(stderr, "rnvme-hostile-target: --slow-path 1 (or 2 with --addr2) and --drain-ms go together\n");
+		return 2;
+	}
+	if (cfg.cqt_ms > 0xffff || cfg.drain_ms > 0xffff) {
+		std::fprintf(stderr, "rnvme-hostile-target: CQT is a 16-bit count of ms: --cqt-ms and --drain-ms are at most 65535\n");
+		return 2;
+	}
+	// the drain is what the controller needs to quiesce: it keeps to its CQT
+	if (cfg.drain_ms && !cfg.cqt_ms)
+		cfg.cqt_ms = cfg.drain_ms;
+	if (cfg.drain_ms > cfg.cqt_ms) {
+		std::fprintf(stderr, "rnvme-hostile-target: --drain-ms %u beyond --cqt-ms %u: the controller would break its CQT\n",
+			     cfg.drain_ms, cfg.cqt_ms);
+		return 2;
+	}
 	backing.assign(cfg.size_mib << 20, 0);
 	signal(SIGPIPE, SIG_IGN);
 	struct sigaction sa{};
@@ -1259,25 +1476,47 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, nullptr);
 
 	cm_chan = rdma_create_event_channel();
-	if (!cm_chan || rdma_create_id(cm_chan, &listen_id, nullptr, RDMA_PS_TCP)) {
+	if (!cm_chan) {
 		std::fprintf(stderr, "rnvme-hostile-target: rdma_cm unavailable: %s (is rdma_cm/rdma_ucm loaded?)\n",
 			     std::strerror(errno));
 		return 1;
 	}
-	addrinfo hints{}, *res;
-	hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
-	if (getaddrinfo(cfg.addr.c_str(), cfg.port.c_str(), &hints, &res)) {
-		std::fprintf(stderr, "rnvme-hostile-target: bad address %s port %s\n", cfg.addr.c_str(), cfg.port.c_str());
-		return 2;
-	}
-	if (rdma_bind_addr(listen_id, res->ai_addr) || rdma_listen(listen_id, 64)) {
-		std::fprintf(stderr, "rnvme-hostile-target: cannot listen on %s:%s: %s\n", cfg.addr.c_str(),
-			     cfg.port.c_str(), std::strerror(errno));
-		return 1;
-	}
-	freeaddrinfo(res);
+	// listen_on: 0 when listening, else the exit status
+	auto listen_on = [](rdma_cm_id *&lid, const std::string &addr, const std::string &port) {
+		if (rdma_create_id(cm_chan, &lid, nullptr, RDMA_PS_TCP)) {
+			std::fprintf(stderr, "rnvme-hostile-target: rdma_cm unavailable: %s (is rdma_cm/rdma_ucm loaded?)\n",
+				     std::strerror(errno));
+			return 1;
+		}
+		addrinfo hints{}, *res;
+		hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+		if (getaddrinfo(addr.c_str(), port.c_str(), &hints, &res)) {
+			std::fprintf(stderr, "rnvme-hostile-target: bad address %s port %s\n", addr.c_str(), port.c_str());
+			return 2;
+		}
+		int rc = 0;
+		if (rdma_bind_addr(lid, res->ai_addr) || rdma_listen(lid, 64)) {
+			std::fprintf(stderr, "rnvme-hostile-target: cannot listen on %s:%s: %s\n", addr.c_str(), port.c_str(),
+				     std::strerror(errno));
+			rc = 1;
+		}
+		freeaddrinfo(res);
+		return rc;
+	};
+	if (int rc = listen_on(listen_ids[0], cfg.addr, cfg.port))
+		return rc;
+	if (two_paths())
+		if (int rc = listen_on(listen_ids[1], cfg.addr2, cfg.port2))
+			return rc;
 	int fl = fcntl(cm_chan->fd, F_GETFL);
 	fcntl(cm_chan->fd, F_SETFL, fl | O_NONBLOCK);
+	if (two_paths())
+		logf("path 2 on %s:%s (the same subsystem and namespace)", cfg.addr2.c_str(), cfg.port2.c_str());
+	if (cfg.drain_ms || cfg.cqt_ms)
+		logf("CQT %u ms; %s", cfg.cqt_ms,
+		     cfg.drain_ms ? ("path " + std::to_string(cfg.slow_path) + " drains: each write is applied and completed " +
+				     std::to_string(cfg.drain_ms) + " ms after its arrival").c_str()
+				  : "no path drains");
 	logf("listening on %s:%s nqn %s fault %s (count %ld, after %ld)", cfg.addr.c_str(), cfg.port.c_str(),
 	     cfg.nqn.c_str(), cfg.fault.c_str(), cfg.fault_count, cfg.fault_after);
 
@@ -1288,7 +1527,7 @@ int main(int argc, char **argv)
 			fds.push_back({d->chan->fd, POLLIN, 0});
 			devs.push_back(d.get());
 		}
-		int n = poll(fds.data(), fds.size(), 200);
+		int n = poll(fds.data(), fds.size(), held.empty() ? 200 : std::max(drain_due(), 0));
 		if (n < 0 && errno != EINTR)
 			break;
 		rdma_cm_event *ev;
@@ -1306,14 +1545,19 @@ int main(int argc, char **argv)
 				execute(c, c->late_slot, c->data_buf(c->late_slot));
 			}
 		}
+		drain_due();
 	}
+	if (!held.empty())
+		logf("stopping with %zu held write(s) never applied", held.size());
 	logf("stopping: %zu connections, %ld faults fired", conns.size(), fault_fired);
 	for (Conn *c : std::vector<Conn *>(conns.begin(), conns.end())) {
 		if (!c->gone)
 			rdma_disconnect(c->id);
 		conn_destroy(c);
 	}
-	rdma_destroy_id(listen_id);
+	for (rdma_cm_id *lid : listen_ids)
+		if (lid)
+			rdma_destroy_id(lid);
 	for (auto &[ctx, d] : devices) {
 		ibv_destroy_comp_channel(d->chan);
 		ibv_dealloc_pd(d->pd);

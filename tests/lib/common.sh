@@ -519,6 +519,64 @@ fx_rxe_down() {
 	return 0
 }
 
+# A second fabric path in the same guest (14-multipath, 17-lost-write):
+# veth2 (host side, 198.51.100.1) <-> veth3 (target side, 198.51.100.2) with
+# RDMA devices ${RNVME_RDMA}2 and ${RNVME_RDMA}3, policy routes in tables
+# 102/103 (rules 14-17) as fx_rxe_up sets up the first path.  fx_pathb_down
+# removes it (fx_rxe_down does too).
+HOST_IP4_B=198.51.100.1
+TGT_IP4_B=198.51.100.2
+fx_pathb_active() {
+	local out
+	out=$(rdma link show 2>/dev/null)
+	[[ $out == *"link ${RNVME_RDMA}2/1 state ACTIVE"* && $out == *"link ${RNVME_RDMA}3/1 state ACTIVE"* ]]
+}
+fx_pathb_up() {
+	local mac2 mac3
+	[ -e /sys/class/net/veth2 ] || ip link add veth2 type veth peer name veth3 || return 1
+	sysctl -qw net.ipv4.conf.veth2.rp_filter=0 net.ipv4.conf.veth2.accept_local=1 \
+		net.ipv4.conf.veth3.rp_filter=0 net.ipv4.conf.veth3.accept_local=1 >/dev/null
+	read -r mac2 < /sys/class/net/veth2/address
+	read -r mac3 < /sys/class/net/veth3/address
+	{
+		echo "route flush table 102"
+		echo "route flush table 103"
+		for p in 14 15 16 17; do echo "rule del pref $p"; done
+		echo "addr replace $HOST_IP4_B/24 dev veth2"
+		echo "addr replace $TGT_IP4_B/24 dev veth3"
+		echo "link set veth2 up"
+		echo "link set veth3 up"
+		echo "neigh replace $TGT_IP4_B lladdr $mac3 dev veth2 nud permanent"
+		echo "neigh replace $HOST_IP4_B lladdr $mac2 dev veth3 nud permanent"
+		echo "route add $TGT_IP4_B dev veth2 src $HOST_IP4_B table 102"
+		echo "route add $HOST_IP4_B dev veth3 src $TGT_IP4_B table 103"
+		echo "rule add pref 14 iif lo to $TGT_IP4_B lookup 102"
+		echo "rule add pref 15 iif lo to $HOST_IP4_B lookup 103"
+		echo "rule add pref 16 oif veth2 to $TGT_IP4_B lookup 102"
+		echo "rule add pref 17 oif veth3 to $HOST_IP4_B lookup 103"
+	} | ip -4 -force -batch - 2>&1 |
+		grep -vE 'No such file or directory|No such process|Cannot find device|^Command failed|RTNETLINK answers: File exists' | diag
+	if ! fx_pathb_active; then
+		rdma link show "${RNVME_RDMA}2/1" >/dev/null 2>&1 ||
+			rdma link add "${RNVME_RDMA}2" type "$RNVME_RDMA" netdev veth2 || return 1
+		rdma link show "${RNVME_RDMA}3/1" >/dev/null 2>&1 ||
+			rdma link add "${RNVME_RDMA}3" type "$RNVME_RDMA" netdev veth3 || return 1
+	fi
+	wait_for 30 fx_pathb_active || { rdma link show | diag; return 1; }
+	ip route get "$TGT_IP4_B" | grep 'dev veth2' >/dev/null || { ip route get "$TGT_IP4_B" | diag; return 1; }
+}
+fx_pathb_down() {
+	local d p
+	for d in "${RNVME_RDMA}2" "${RNVME_RDMA}3"; do
+		rdma link show "$d/1" >/dev/null 2>&1 && { timeout 60 rdma link delete "$d" || echo "# rdma link delete $d failed"; }
+	done
+	for p in 14 15 16 17; do ip rule del pref "$p" 2>/dev/null; done
+	ip route flush table 102 2>/dev/null
+	ip route flush table 103 2>/dev/null
+	ip link del veth2 2>/dev/null
+	return 0
+}
+
 # ====================================================================== nvmet target
 
 # fx_target_up [--backing brd|nullb] [--nqn NQN] [--port ID] [--traddr A]
