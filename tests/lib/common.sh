@@ -881,8 +881,10 @@ ctrl_attr() { cat "/sys/class/nvme/$1/$2" 2>/dev/null; }
 # fio_stall_start DEV QD SECS OUTFILE: background fio writing 4 KiB blocks at
 # random over 32 MiB of DEV for SECS, verifying them as it goes (crc32c,
 # verify_backlog); FIO_PID.  fio_stall_result OUTFILE prints "ERRORS
-# LONGEST-COMPLETION-SECS WRITES VERIFY-READS" from its JSON: at QD1 the
-# longest completion is the longest time the application saw no progress.
+# LONGEST-COMPLETION-SECS WRITES VERIFY-READS LONGEST-READ LONGEST-WRITE"
+# from its JSON: at QD1 the longest completion is the longest time the
+# application saw no progress.  Reads fail over at once; a write in flight
+# at a loss waits out rnvme's failover hold (failover_hold_stall_max).
 # fio_stall_stop ends the run before SECS (SIGINT) and waits for it; SECS
 # stays the upper bound (no verify state file: fio would write one into the
 # working directory on a stop).  With FIO_STALL_LATLOG=1 fio also logs every
@@ -925,9 +927,18 @@ import json, sys
 text = open(sys.argv[1]).read()
 start = text.find("\n{") + 1 if not text.startswith("{") else 0
 job = json.JSONDecoder().raw_decode(text[start:])[0]["jobs"][0]
-mx = max((job[d].get("clat_ns") or {}).get("max", 0) for d in ("read", "write")) / 1e9
-print(f"{job['error']} {mx:.3f} {job['write']['total_ios']} {job['read']['total_ios']}")
+rw = [(job[d].get("clat_ns") or {}).get("max", 0) / 1e9 for d in ("read", "write")]
+print(f"{job['error']} {max(rw):.3f} {job['write']['total_ios']} {job['read']['total_ios']} {rw[0]:.3f} {rw[1]:.3f}")
 EOF
+}
+
+# failover_hold_stall_max CTRL BOUND: the longest a write may stall when
+# CTRL's association is lost: BOUND plus rnvme's failover hold for it
+# (sysfs failover_hold_ms; 0 when the hold is off, or for the in-tree driver)
+failover_hold_stall_max() {
+	local ms
+	ms=$(cat "/sys/class/nvme/$1/rnvme/failover_hold_ms" 2>/dev/null || echo 0)
+	awk -v b="$2" -v h="$ms" 'BEGIN { printf "%.1f", b + h / 1000 }'
 }
 
 # ====================================================================== multipath measurements

@@ -103,8 +103,9 @@ scenario() {
 	local name=$1 qd=$2 fault=$3 repair=$4 out=/tmp/fio-mp-$1-$2.json rc=0 runtime t0
 	runtime=$((3 + OUTAGE + RETURN_MAX + 4))
 	t0=$(now_ns)
-	local c0
+	local c0 held0
 	c0=$(rdma_counters)
+	held0=$(cat "/sys/class/nvme/$ctrl_a/rnvme/held_commands" 2>/dev/null || echo 0)
 	FIO_STALL_LATLOG=1 fio_stall_start "$head_dev" "$qd" "$runtime" "$out"
 	sleep 3
 	local tf
@@ -124,13 +125,19 @@ scenario() {
 	echo "# $name QD$qd: fio ended $(secs_since "$t0") s after its start (stopped after the checks; bound $runtime s)"
 	local summary stall
 	summary=$(fio_stall_result "$out")
-	read -r ferr stall nw nr <<< "$summary"
+	local rstall wstall
+	read -r ferr stall nw nr rstall wstall <<< "$summary"
 	if [ "$rc" != 0 ] || [ "${ferr:-x}" != 0 ]; then
 		not_ok "$name QD$qd: fio wrote and verified through the outage" "fio exit $rc, $summary" "$(tail -n 15 "$out.stderr")"
 		return
 	fi
 	ok "$name QD$qd: fio wrote $nw and verified $nr blocks through the outage, 0 errors"
-	tap_within "$name QD$qd: longest I/O stall" "$stall" "$STALL_MAX"
+	# reads fail over at once; a write the lost controller may still
+	# execute waits for rnvme's failover hold (2 x KATO + CQT) first
+	tap_within "$name QD$qd: longest read stall" "$rstall" "$STALL_MAX"
+	tap_within "$name QD$qd: longest write stall (bound $STALL_MAX s + the failover hold, $(cat "/sys/class/nvme/$ctrl_a/rnvme/failover_hold_ms" 2>/dev/null || echo 0) ms)" \
+		"$wstall" "$(failover_hold_stall_max "$ctrl_a" "$STALL_MAX")"
+	is_rnvme && echo "# $name QD$qd: commands held by the failover hold: $(($(cat "/sys/class/nvme/$ctrl_a/rnvme/held_commands") - held0)), the last hold $(cat "/sys/class/nvme/$ctrl_a/rnvme/last_hold_ms") ms"
 	local lat l0 l1 slow
 	read -r lat l0 l1 slow <<< "$(fio_stall_longest "$out" "$tf")"
 	echo "# $name QD$qd: the longest completion ($lat s) ran from ${l0:-?} to ${l1:-?} s after the fault; ${slow:-?} took over 1 s; RDMA counters that moved: $(rdma_counters_diff "$c0" "$(rdma_counters)")"
@@ -191,7 +198,7 @@ r0="$(rec "$ctrl_a") $(rec "$ctrl_b")"
 fio_stall_start "$head_dev" 16 "$HEALTHY_SECS" /tmp/fio-mp-healthy.json
 rc=0
 wait "$FIO_PID" || rc=$?
-read -r ferr stall nw nr <<< "$(fio_stall_result /tmp/fio-mp-healthy.json)"
+read -r ferr stall nw nr _ <<< "$(fio_stall_result /tmp/fio-mp-healthy.json)"
 r1="$(rec "$ctrl_a") $(rec "$ctrl_b")"
 if [ "$rc" = 0 ] && [ "${ferr:-x}" = 0 ] && [ "$r0" = "$r1" ] && state_is "$ctrl_a" live && state_is "$ctrl_b" live; then
 	ok "healthy: ${HEALTHY_SECS} s of QD16 I/O ($nw writes, $nr verified), no error recovery on either path, longest completion $stall s"
