@@ -525,7 +525,24 @@ static int rnvme_configure_io_queues(struct rnvme_ctrl *ctrl, bool new)
 	if (ret)
 		goto out_remove_io_tag_set;
 
-	if (!new) {
+	if (!new && !rnvme_nothing_held(ctrl)) {
+		/*
+		 * Commands are held (the failover hold): a freeze would wait
+		 * for them with the new association idle, and its controller
+		 * would end it when its keep-alive timer runs out.  The queue
+		 * count that stays needs no freeze; one that changes waits for
+		 * an attempt after the hold.
+		 */
+		if (ctrl->ctrl.queue_count - 1 != ctrl->tag_set.nr_hw_queues) {
+			dev_info(ctrl->ctrl.device,
+				 "the I/O queue count changes (%u to %u): reconnecting once the held commands are retried\n",
+				 ctrl->tag_set.nr_hw_queues,
+				 ctrl->ctrl.queue_count - 1);
+			ret = -EAGAIN;
+			goto out_quiesce_io_queues;
+		}
+		nvme_unquiesce_io_queues(&ctrl->ctrl);
+	} else if (!new) {
 		/*
 		 * Freeze here, in the same work that unfreezes: I/O queued
 		 * during the outage drains on the new queues before the queue
