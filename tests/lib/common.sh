@@ -990,9 +990,18 @@ path_back_within() {
 	tap_within "$2 live again" "$back" "$3"
 	path_carries_io "$1" "$2 carries I/O again"
 }
-# path_carries_io CTRL DESC: a point for CTRL completing I/O within 2 s.
+# path_carries_io CTRL DESC: a point for CTRL completing I/O within 2 s,
+# counted once rnvme's failover hold on CTRL is over (an application whose
+# writes are held issues little or nothing meanwhile: fio's verifying writer
+# waits for them).
+held_none() { [ "$(cat "/sys/class/nvme/$1/rnvme/held_now" 2>/dev/null || echo 0)" = 0 ]; }
 path_carries_io() {
-	local a0 a1
+	local a0 a1 hold
+	if ! held_none "$1"; then
+		hold=$(cat "/sys/class/nvme/$1/rnvme/failover_hold_ms" 2>/dev/null || echo 0)
+		wait_for $((hold / 1000 + 5)) held_none "$1"
+		echo "# $1: waited $WAIT_ELAPSED s for the end of its failover hold ($hold ms): $(cat "/sys/class/nvme/$1/rnvme/held_now") held"
+	fi
 	a0=$(path_ios "$1")
 	sleep 2
 	a1=$(path_ios "$1")

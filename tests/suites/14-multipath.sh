@@ -101,7 +101,8 @@ rdma_counters_diff() {
 # allowed return, is only the upper bound.
 scenario() {
 	local name=$1 qd=$2 fault=$3 repair=$4 out=/tmp/fio-mp-$1-$2.json rc=0 runtime t0
-	runtime=$((3 + OUTAGE + RETURN_MAX + 4))
+	# (plus the failover hold, during which the held writes keep fio waiting)
+	runtime=$((3 + OUTAGE + RETURN_MAX + 4 + $(cat "/sys/class/nvme/$ctrl_a/rnvme/failover_hold_ms" 2>/dev/null || echo 0) / 1000))
 	t0=$(now_ns)
 	local c0 held0
 	c0=$(rdma_counters)
