@@ -263,14 +263,18 @@ static void rnvme_init_failover_hold(struct rnvme_ctrl *ctrl)
 	void *id;
 
 	ctrl->cqt_ms = 0;
+	memset(&ctrl->ccr_self, 0, sizeof(ctrl->ccr_self));
 	if (!ctrl->ctrl.opts->discovery_nqn) {
 		/* nvme-core does not keep CQT: Identify Controller once more */
 		c.identify.opcode = nvme_admin_identify;
 		c.identify.cns = NVME_ID_CNS_CTRL;
-		id = kmalloc(NVME_IDENTIFY_DATA_SIZE, GFP_KERNEL);
+		id = kzalloc(NVME_IDENTIFY_DATA_SIZE, GFP_KERNEL);
 		if (id && !nvme_submit_sync_cmd(ctrl->ctrl.admin_q, &c, id,
-						NVME_IDENTIFY_DATA_SIZE))
+						NVME_IDENTIFY_DATA_SIZE)) {
 			ctrl->cqt_ms = rnvme_id_ctrl_cqt(id);
+			rnvme_id_ctrl_ccr_target(id, ctrl->ctrl.cntlid,
+						 &ctrl->ccr_self);
+		}
 		kfree(id);
 	}
 	ctrl->hold_ms = rnvme_failover_hold_ms(ctrl->ctrl.kato,
@@ -319,12 +323,87 @@ static void rnvme_start_hold(struct rnvme_ctrl *ctrl)
 		nr = 0;
 	}
 	spin_unlock_irq(&ctrl->held_lock);
-	if (nr)
+	if (!nr)
+		return;
+	dev_info(ctrl->ctrl.device,
+		 "holding %u commands the lost controller may still execute for %u ms (keep-alive %u s%s, CQT %u ms) before they are retried\n",
+		 nr, ctrl->hold_ms, ctrl->ctrl.kato,
+		 ctrl->ctrl.ctratt & NVME_CTRL_ATTR_TBKAS ?
+		 ", traffic-based" : "", ctrl->cqt_ms);
+	/* the association just lost, before a reconnect replaces it */
+	if (ctrl->ccr_self.ciu) {
+		ctrl->ccr_lost = ctrl->ccr_self;
+		queue_work(nvme_wq, &ctrl->ccr_work);
+	}
+}
+
+/*
+ * A live controller of @ctrl's subsystem (same subsystem and host NQN) to
+ * send a Cross-Controller Reset through, with a reference; NULL if none.
+ */
+static struct rnvme_ctrl *rnvme_ccr_source(struct rnvme_ctrl *ctrl)
+{
+	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
+	struct rnvme_ctrl *other, *src = NULL;
+
+	mutex_lock(&rnvme_ctrl_mutex);
+	list_for_each_entry(other, &rnvme_ctrl_list, list) {
+		if (other == ctrl ||
+		    nvme_ctrl_state(&other->ctrl) != NVME_CTRL_LIVE ||
+		    strcmp(other->ctrl.opts->subsysnqn, opts->subsysnqn) ||
+		    strcmp(other->ctrl.opts->host->nqn, opts->host->nqn))
+			continue;
+		nvme_get_ctrl(&other->ctrl);
+		src = other;
+		break;
+	}
+	mutex_unlock(&rnvme_ctrl_mutex);
+	return src;
+}
+
+/*
+ * Cross-Controller Reset (TP8028): a live controller of the subsystem
+ * resets the lost association, which then executes nothing more, so the
+ * commands held for it are retried at once.  Without a live controller,
+ * or when the reset is refused or not done at once (IRS clear: it would
+ * end later, reported in a log page), the hold runs its full time.
+ */
+static void rnvme_ccr_work(struct work_struct *work)
+{
+	struct rnvme_ctrl *ctrl = container_of(work, struct rnvme_ctrl,
+					       ccr_work);
+	struct rnvme_ccr_target t = ctrl->ccr_lost;
+	union nvme_result res = { };
+	struct nvme_command c;
+	struct rnvme_ctrl *src;
+	int ret;
+
+	src = rnvme_ccr_source(ctrl);
+	if (!src) {
 		dev_info(ctrl->ctrl.device,
-			 "holding %u commands the lost controller may still execute for %u ms (keep-alive %u s%s, CQT %u ms) before they are retried\n",
-			 nr, ctrl->hold_ms, ctrl->ctrl.kato,
-			 ctrl->ctrl.ctratt & NVME_CTRL_ATTR_TBKAS ?
-			 ", traffic-based" : "", ctrl->cqt_ms);
+			 "no live controller of the subsystem to reset controller %u through: the hold runs its time\n",
+			 t.cntlid);
+		return;
+	}
+	rnvme_ccr_cmd(&c, &t);
+	ret = rnvme_submit_admin_cmd(&src->ctrl, &c, &res);
+	if (!ret && (le32_to_cpu(res.u32) & RNVME_CCR_IRS)) {
+		dev_info(ctrl->ctrl.device,
+			 "Cross-Controller Reset of controller %u through %s succeeded: its held commands are retried now\n",
+			 t.cntlid, dev_name(src->ctrl.device));
+		atomic_inc(&ctrl->stats.ccr_resets);
+		spin_lock_irq(&ctrl->held_lock);
+		if (!list_empty(&ctrl->held))
+			mod_delayed_work(nvme_wq, &ctrl->hold_work, 0);
+		spin_unlock_irq(&ctrl->held_lock);
+	} else {
+		dev_info(ctrl->ctrl.device,
+			 "Cross-Controller Reset of controller %u through %s %s (%d, result %#x): the hold runs its time\n",
+			 t.cntlid, dev_name(src->ctrl.device),
+			 ret ? "failed" : "not done at once", ret,
+			 le32_to_cpu(res.u32));
+	}
+	nvme_put_ctrl(&src->ctrl);
 }
 
 static void rnvme_hold_work(struct work_struct *work)
@@ -1205,6 +1284,7 @@ static void rnvme_free_ctrl(struct nvme_ctrl *nctrl)
 	/* off the list: rnvme_ack_wd_arm_live() cannot arm it again */
 	cancel_delayed_work_sync(&ctrl->ack_wd_work);
 	/* the tag set's removal waited for the held commands */
+	cancel_work_sync(&ctrl->ccr_work);
 	cancel_delayed_work_sync(&ctrl->hold_work);
 	rnvme_tele_unregister(ctrl);
 	free_percpu(ctrl->qstats);
@@ -1369,6 +1449,7 @@ struct nvme_ctrl *rnvme_create_ctrl(struct device *dev,
 	INIT_DELAYED_WORK(&ctrl->reconnect_work, rnvme_reconnect_work);
 	INIT_DELAYED_WORK(&ctrl->ack_wd_work, rnvme_ack_wd_work);
 	INIT_DELAYED_WORK(&ctrl->hold_work, rnvme_hold_work);
+	INIT_WORK(&ctrl->ccr_work, rnvme_ccr_work);
 	spin_lock_init(&ctrl->held_lock);
 	INIT_LIST_HEAD(&ctrl->held);
 	init_waitqueue_head(&ctrl->hold_wait);

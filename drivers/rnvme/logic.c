@@ -778,6 +778,40 @@ u16 rnvme_id_ctrl_cqt(const void *id_ctrl)
 EXPORT_SYMBOL_IF_KUNIT(rnvme_id_ctrl_cqt);
 
 /**
+ * rnvme_id_ctrl_ccr_target - what a Cross-Controller Reset of an association
+ *                            names, from its Identify Controller
+ * @id_ctrl: the association's 4096-byte Identify Controller data structure
+ * @cntlid:  its controller ID
+ * @t:       filled in; t->ciu is 0 when the controller offers no CCR identity
+ */
+void rnvme_id_ctrl_ccr_target(const void *id_ctrl, u16 cntlid,
+			      struct rnvme_ccr_target *t)
+{
+	const u8 *id = id_ctrl;
+
+	t->cntlid = cntlid;
+	t->ciu = id[RNVME_ID_CTRL_CIU_OFFSET];
+	t->cirn = get_unaligned_le64(id + RNVME_ID_CTRL_CIRN_OFFSET);
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_id_ctrl_ccr_target);
+
+/**
+ * rnvme_ccr_cmd - build a Cross-Controller Reset command
+ * @c: the command, overwritten
+ * @t: the association to reset: ICID in CDW10 bits 15:0, CIU in bits
+ *     23:16, CIRN in CDW12 (low half) and CDW13 (high half)
+ */
+void rnvme_ccr_cmd(struct nvme_command *c, const struct rnvme_ccr_target *t)
+{
+	memset(c, 0, sizeof(*c));
+	c->common.opcode = RNVME_ADMIN_CCR;
+	c->common.cdw10 = cpu_to_le32(t->cntlid | (u32)t->ciu << 16);
+	c->common.cdw12 = cpu_to_le32(lower_32_bits(t->cirn));
+	c->common.cdw13 = cpu_to_le32(upper_32_bits(t->cirn));
+}
+EXPORT_SYMBOL_IF_KUNIT(rnvme_ccr_cmd);
+
+/**
  * rnvme_cmd_may_change_media - whether a lost controller running @cmd late
  *                              could overwrite what a retry wrote since
  * @cmd: an I/O queue command

@@ -313,7 +313,34 @@ const char *rnvme_transport_name_error(const char *name);
  */
 #define RNVME_ID_CTRL_CQT_OFFSET	386
 
+/*
+ * Cross-Controller Reset (TP8028, NVMe 2.3): Identify Controller's
+ * Controller Instance Uniquifier (CIU, u8; 0: the controller has none) and
+ * Random Number (CIRN, le64) name one association of a controller; admin
+ * opcode 38h resets it through another controller of the subsystem, and
+ * bit 0 of its completion's dword 0 (IRS) says the reset is done.
+ */
+#define RNVME_ID_CTRL_CIU_OFFSET	135
+#define RNVME_ID_CTRL_CIRN_OFFSET	136
+#define RNVME_ADMIN_CCR			0x38
+#define RNVME_CCR_IRS			BIT(0)
+
+/**
+ * struct rnvme_ccr_target - the association a Cross-Controller Reset ends
+ * @cntlid: its controller ID (the command's ICID)
+ * @ciu:    its CIU
+ * @cirn:   its CIRN
+ */
+struct rnvme_ccr_target {
+	u16 cntlid;
+	u8 ciu;
+	u64 cirn;
+};
+
 u16 rnvme_id_ctrl_cqt(const void *id_ctrl);
+void rnvme_id_ctrl_ccr_target(const void *id_ctrl, u16 cntlid,
+			      struct rnvme_ccr_target *t);
+void rnvme_ccr_cmd(struct nvme_command *c, const struct rnvme_ccr_target *t);
 bool rnvme_cmd_may_change_media(const struct nvme_command *cmd);
 u32 rnvme_failover_hold_ms(u32 kato_s, bool tbkas, u16 cqt_ms);
 

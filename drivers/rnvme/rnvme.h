@@ -500,6 +500,8 @@ struct rnvme_stats {
 	/* commands the failover hold kept, in all; how long the last hold was */
 	atomic_t		held_commands;
 	atomic_t		last_hold_ms;
+	/* holds ended early by a Cross-Controller Reset of the lost association */
+	atomic_t		ccr_resets;
 	/* protects @last_error, @last_error_time and rnvme_ctrl.cause */
 	spinlock_t		lock;
 	char			last_error[96];
@@ -619,6 +621,15 @@ struct rnvme_ctrl {
 	unsigned long		hold_until;
 	u32			hold_ms;
 	u16			cqt_ms;
+	/*
+	 * Cross-Controller Reset (ctrl.c): the current association's identity
+	 * (@ccr_self, from its Identify Controller) and the lost one's
+	 * (@ccr_lost), which @ccr_work asks a live controller of the
+	 * subsystem to reset, ending the hold early
+	 */
+	struct rnvme_ccr_target	ccr_self;
+	struct rnvme_ccr_target	ccr_lost;
+	struct work_struct	ccr_work;
 	struct nvme_ctrl	ctrl;
 };
 

@@ -30,6 +30,7 @@ RNVME_COUNTER_ATTR(reconnects);
 RNVME_COUNTER_ATTR(last_outage_ms);
 RNVME_COUNTER_ATTR(held_commands);
 RNVME_COUNTER_ATTR(last_hold_ms);
+RNVME_COUNTER_ATTR(ccr_resets);
 
 /* the failover hold of the current association, and the CQT it includes */
 static ssize_t failover_hold_ms_show(struct device *dev,
@@ -193,6 +194,7 @@ static struct attribute *rnvme_ctrl_attrs[] = {
 	&dev_attr_last_outage_ms.attr,
 	&dev_attr_held_commands.attr,
 	&dev_attr_last_hold_ms.attr,
+	&dev_attr_ccr_resets.attr,
 	&dev_attr_failover_hold_ms.attr,
 	&dev_attr_cqt_ms.attr,
 	&dev_attr_held_now.attr,

@@ -256,6 +256,20 @@ static inline void rnvme_cancel_bh_work_sync(struct tasklet_struct *t)
 }
 #endif
 
+/* an admin command with no data whose completion's result is wanted */
+static inline int rnvme_submit_admin_cmd(struct nvme_ctrl *ctrl,
+					 struct nvme_command *cmd,
+					 union nvme_result *result)
+{
+#ifdef HAVE_NVME_SUBMIT_FLAGS
+	return __nvme_submit_sync_cmd(ctrl->admin_q, cmd, result, NULL, 0,
+				      NVME_QID_ANY, 0);
+#else
+	return __nvme_submit_sync_cmd(ctrl->admin_q, cmd, result, NULL, 0,
+				      NVME_QID_ANY, 0, 0);
+#endif
+}
+
 /*
  * The unbound system workqueue is system_dfl_wq since 6.17 (and 6.12.y);
  * 7.x logs "enqueued on deprecated workqueue" for work queued on the old

@@ -119,6 +119,8 @@ probe HAVE_SYSTEM_DFL_WQ "6.17 (6.12.y): system_unbound_wq renamed system_dfl_wq
 	grep_any 'struct workqueue_struct \*system_dfl_wq;' "$(hdr linux/workqueue.h)"
 probe HAVE_MODULE_NS_STRING "6.13: a symbol namespace is a string literal (MODULE_IMPORT_NS(\"NS\"))" \
 	grep_any 'define MODULE_IMPORT_NS\(ns\)[[:space:]]+MODULE_INFO\(import_ns, ns\)' "$(hdr linux/module.h)"
+probe HAVE_NVME_SUBMIT_FLAGS "6.8: __nvme_submit_sync_cmd takes nvme_submit_flags_t (no at_head, no blk-mq flags)" \
+	grep_any 'nvme_submit_flags_t;' "$nvme_h"
 
 echo "#endif" >> "$tmp"
 if ! cmp -s "$tmp" "$out"; then

@@ -101,7 +101,52 @@ static void rnvme_hold_cqt_offset(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rnvme_id_ctrl_cqt(id), 0x1234);
 }
 
+static void rnvme_hold_ccr_target(struct kunit *test)
+{
+	u8 *id = kunit_kzalloc(test, 4096, GFP_KERNEL);
+	struct rnvme_ccr_target t;
+
+	KUNIT_ASSERT_NOT_NULL(test, id);
+	rnvme_id_ctrl_ccr_target(id, 7, &t);
+	KUNIT_EXPECT_EQ(test, t.cntlid, 7);
+	KUNIT_EXPECT_EQ(test, t.ciu, 0);	/* no CCR identity */
+	KUNIT_EXPECT_EQ(test, t.cirn, 0ULL);
+	/* CIU byte 135; CIRN bytes 143:136, little-endian */
+	id[134] = 0xee;
+	id[135] = 0x5a;
+	id[136] = 0x01;
+	id[137] = 0x02;
+	id[142] = 0x07;
+	id[143] = 0x80;
+	id[144] = 0xee;
+	rnvme_id_ctrl_ccr_target(id, 0xfffe, &t);
+	KUNIT_EXPECT_EQ(test, t.cntlid, 0xfffe);
+	KUNIT_EXPECT_EQ(test, t.ciu, 0x5a);
+	KUNIT_EXPECT_EQ(test, t.cirn, 0x8007000000000201ULL);
+}
+
+static void rnvme_hold_ccr_cmd(struct kunit *test)
+{
+	static const struct rnvme_ccr_target t = {
+		.cntlid = 0x1234, .ciu = 0xab, .cirn = 0x0102030405060708ULL,
+	};
+	/* the 64-byte SQE worked out by hand */
+	static const u8 want[64] = {
+		[0] = 0x38,				/* opcode */
+		[40] = 0x34, [41] = 0x12, [42] = 0xab,	/* CDW10 */
+		[48] = 0x08, [49] = 0x07, [50] = 0x06, [51] = 0x05, /* CDW12 */
+		[52] = 0x04, [53] = 0x03, [54] = 0x02, [55] = 0x01, /* CDW13 */
+	};
+	struct nvme_command c;
+
+	memset(&c, 0xff, sizeof(c));
+	rnvme_ccr_cmd(&c, &t);
+	rnvme_expect_bytes(test, &c, want, sizeof(want), "CCR SQE");
+}
+
 static struct kunit_case rnvme_hold_cases[] = {
+	KUNIT_CASE(rnvme_hold_ccr_target),
+	KUNIT_CASE(rnvme_hold_ccr_cmd),
 	KUNIT_CASE(rnvme_hold_media_commands),
 	KUNIT_CASE(rnvme_hold_time),
 	KUNIT_CASE(rnvme_hold_cqt_offset),
