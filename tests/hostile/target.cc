@@ -30,6 +30,19 @@
 // that the drain keeps to (drain <= CQT; without --cqt-ms the drain is
 // reported as the CQT).  Each held and each applied write is logged as
 // "fault drain-hold fired" / "fault drain-apply fired".
+//
+// --ccr adds Cross-Controller Reset (NVMe TP8028): each I/O controller
+// reports in Identify Controller a CIU (byte 135, random 1..255) and a CIRN
+// (bytes 143:136, random) of its own, and CCRL 4 (byte 1807); the admin
+// command 0x38 (CDW10 15:0 ICID, 23:16 CIU; CDW12/CDW13 CIRN) sent to one
+// controller resets another controller of the subsystem, also one whose
+// connections are gone but whose held writes still drain: those writes are
+// discarded (never applied), its connections dropped, and the command
+// completes with CQE DW0 bit 0 (IRS, immediate reset successful) set.  An
+// unknown ICID, a CIU/CIRN that does not match, or the source controller
+// itself: Invalid Field | DNR.  Logged as "fault ccr fired (n): controller S
+// reset controller I: K held writes discarded" (and each discarded write as
+// "fault ccr-discard fired") or "ccr refused: ...".
 
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
@@ -53,6 +66,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <string_view>
@@ -75,6 +89,7 @@ enum : uint8_t {
 	kOpFlush = 0x00, kOpWrite = 0x01, kOpRead = 0x02,
 	kAdmGetLog = 0x02, kAdmIdentify = 0x06, kAdmSetFeat = 0x09,
 	kAdmGetFeat = 0x0a, kAdmAer = 0x0c, kAdmKeepAlive = 0x18,
+	kAdmCcr = 0x38,		// Cross-Controller Reset (TP8028)
 	kOpFabrics = 0x7f,
 };
 enum : uint8_t { kFcPropSet = 0x00, kFcConnect = 0x01, kFcPropGet = 0x04 };
@@ -161,6 +176,7 @@ struct Config {
 	unsigned drain_ms = 0;	// how long a held write waits, from its arrival
 	unsigned cqt_ms = 0;	// Command Quiesce Time reported (0: none)
 	bool log_writes = false;	// log every write (path, controller, LBA)
+	bool ccr = false;	// Cross-Controller Reset (CIU/CIRN/CCRL, opcode 0x38)
 };
 
 Config cfg;
@@ -219,11 +235,27 @@ struct Ctrl {
 	uint32_t csts = 0;
 	unsigned io_granted = 0;
 	std::vector<std::pair<struct Conn *, uint16_t>> aers;	// pending AERs
+	uint8_t ciu = 0;	// --ccr: Controller Instance Uniquifier (Identify byte 135)
+	uint64_t cirn = 0;	// --ccr: Controller Instance Random Number (143:136)
 };
 
 std::vector<uint8_t> backing;
 std::map<uint16_t, std::unique_ptr<Ctrl>> ctrls;
 uint16_t next_cntlid = 1;
+
+// --ccr: what a Cross-Controller Reset needs of each I/O controller, kept
+// after its admin queue (and so the Ctrl) is gone: a lost controller whose
+// writes still drain must stay resettable.  Forgotten once it is lost, holds
+// no write and its CQT (at least 10 s) has passed.
+struct CcrCtrl {
+	uint8_t ciu;
+	uint64_t cirn;
+	unsigned path;
+	uint64_t lost_ms;	// when its admin queue went away (0: it has not)
+	bool reset;		// a CCR has reset it
+};
+std::map<uint16_t, CcrCtrl> ccr_ctrls;
+long ccr_fired;
 
 // ---------------------------------------------------------------- connection
 // Peek/Poke: a hostile RDMA READ/WRITE of a host buffer (read-peek,
@@ -244,6 +276,8 @@ struct Conn {
 	unsigned path = 1;		// 1: --addr, 2: --addr2
 	uint64_t serial = 0;		// names it beyond its lifetime (held writes)
 	Ctrl *ctrl = nullptr;
+	uint16_t cntlid = 0;		// its controller's, kept after the controller is gone
+	bool ccr_reset = false;		// dropped by a Cross-Controller Reset: executes nothing more
 	unsigned cq_events = 0;
 	bool disconnect_when_established = false;
 	bool gone = false;
@@ -326,6 +360,8 @@ void conn_destroy(Conn *c)
 	std::free(c->buf);
 	if (c->qid == 0 && c->ctrl) {
 		// the admin queue owns the controller
+		if (auto cc = ccr_ctrls.find(c->ctrl->cntlid); cc != ccr_ctrls.end())
+			cc->second.lost_ms = now_ms();
 		ctrls.erase(c->ctrl->cntlid);
 		for (Conn *o : conns)
 			if (o->ctrl == c->ctrl)
@@ -493,6 +529,12 @@ void identify_ctrl(Conn *c, uint8_t *id)
 	// CQT (NVMe 2.1, TP4129): bytes 387:386, in milliseconds
 	if (!c->ctrl->discovery)
 		put<uint16_t>(id, 386, uint16_t(cfg.cqt_ms));
+	// CCR (TP8028): CIU byte 135, CIRN bytes 143:136, CCRL byte 1807
+	if (cfg.ccr && !c->ctrl->discovery) {
+		id[135] = c->ctrl->ciu;
+		put<uint64_t>(id, 136, c->ctrl->cirn);
+		id[1807] = 4;
+	}
 	id[512] = 0x66;
 	id[513] = 0x44;
 	put<uint16_t>(id, 514, kMqes + 1);	// MAXCMD
@@ -645,6 +687,8 @@ void aen_answer(Ctrl *ctrl)
 	}
 }
 
+void exec_ccr(Conn *c, unsigned slot);
+
 void exec_admin(Conn *c, unsigned slot)
 {
 	const uint8_t *sqe = c->sqe[slot].data();
@@ -695,6 +739,11 @@ void exec_admin(Conn *c, unsigned slot)
 	case kAdmKeepAlive:
 		complete(c, slot, kScSuccess);
 		return;
+	case kAdmCcr:
+		if (!cfg.ccr || ctrl->discovery)
+			break;	// an unknown opcode, as without --ccr
+		exec_ccr(c, slot);
+		return;
 	case kAdmAer:
 		ctrl->aers.emplace_back(c, get<uint16_t>(sqe, 2));
 		if (fault_is("aen-storm") && fault_fire("aen-storm", "AER cid " + std::to_string(get<uint16_t>(sqe, 2)) + " answered at once"))
@@ -718,8 +767,9 @@ void exec_admin(Conn *c, unsigned slot)
 		return;
 	}
 	default:
-		complete(c, slot, kScInvalidOpcode | kScDnr);
+		break;
 	}
+	complete(c, slot, kScInvalidOpcode | kScDnr);
 }
 
 // ---------------------------------------------------------------- fabrics
@@ -758,11 +808,21 @@ void exec_connect(Conn *c, unsigned slot, const uint8_t *data)
 		ctrl->discovery = disc;
 		c->ctrl = ctrl.get();
 		uint16_t id = ctrl->cntlid;
+		c->cntlid = id;
+		if (cfg.ccr && !disc) {
+			static std::mt19937_64 rng{std::random_device{}()};
+			ctrl->ciu = uint8_t(1 + rng() % 255);
+			ctrl->cirn = rng();
+			ccr_ctrls[id] = CcrCtrl{ctrl->ciu, ctrl->cirn, c->path, 0, false};
+		}
 		ctrls[id] = std::move(ctrl);
 		if (two_paths())
 			logf("qid 0: controller %u for %s on path %u", id, subnqn.c_str(), c->path);
 		else
 			logf("qid 0: controller %u for %s", id, subnqn.c_str());
+		if (cfg.ccr && !disc)
+			logf("ccr: controller %u reports CIU %u CIRN %#llx", id, c->ctrl->ciu,
+			     (unsigned long long)c->ctrl->cirn);
 		complete(c, slot, kScSuccess, id);
 		return;
 	}
@@ -778,6 +838,7 @@ void exec_connect(Conn *c, unsigned slot, const uint8_t *data)
 		return;
 	}
 	c->ctrl = it->second.get();
+	c->cntlid = cntlid;
 	complete(c, slot, kScSuccess, cntlid);
 }
 
@@ -834,6 +895,7 @@ void exec_fabrics(Conn *c, unsigned slot, const uint8_t *data)
 // the connection again if it still exists when the write is applied.
 struct Held {
 	uint64_t conn_serial;
+	uint16_t cntlid;	// the controller that holds it
 	std::array<uint8_t, kSqeSize> sqe;
 	std::vector<uint8_t> data;
 	uint64_t off;
@@ -848,6 +910,7 @@ void hold_write(Conn *c, unsigned slot, const uint8_t *data, uint64_t off, uint6
 	const uint8_t *sqe = c->sqe[slot].data();
 	Held h;
 	h.conn_serial = c->serial;
+	h.cntlid = c->ctrl ? c->ctrl->cntlid : c->cntlid;
 	std::memcpy(h.sqe.data(), sqe, kSqeSize);
 	h.data.assign(data, data + len);
 	h.off = off;
@@ -904,6 +967,91 @@ int drain_due()
 	for (auto &h : held)
 		next = std::min(next, h.due_ms);
 	return next == UINT64_MAX ? -1 : int(std::min<uint64_t>(next - now, 200));
+}
+
+// ---------------------------------------------------------------- CCR
+// Cross-Controller Reset (TP8028), --ccr: the controller of connection c
+// resets the impacted controller ICID when CIU and CIRN match what ICID
+// reported.  It aborts what ICID still holds (its draining writes are never
+// applied) and drops ICID's connections; done before the completion, so
+// IRS (immediate reset successful, CQE DW0 bit 0) is set.
+void exec_ccr(Conn *c, unsigned slot)
+{
+	const uint8_t *sqe = c->sqe[slot].data();
+	uint32_t cdw10 = get<uint32_t>(sqe, 40);
+	uint16_t icid = uint16_t(cdw10 & 0xffff);
+	uint8_t ciu = uint8_t(cdw10 >> 16);
+	uint64_t cirn = get<uint32_t>(sqe, 48) | uint64_t(get<uint32_t>(sqe, 52)) << 32;
+	uint16_t src = c->ctrl->cntlid;
+	uint64_t now = now_ms();
+	// forget the lost controllers that hold nothing and are past their CQT
+	std::erase_if(ccr_ctrls, [now](const auto &e) {
+		const CcrCtrl &x = e.second;
+		if (!x.lost_ms || now - x.lost_ms < std::max<uint64_t>(cfg.cqt_ms, 10000))
+			return false;
+		return std::none_of(held.begin(), held.end(), [&e](const Held &h) { return h.cntlid == e.first; });
+	});
+	char ask[160];
+	std::snprintf(ask, sizeof(ask), "controller %u asked to reset controller %u (CIU %u CIRN %#llx)", src, icid,
+		      ciu, (unsigned long long)cirn);
+	auto it = ccr_ctrls.find(icid);
+	const char *why = nullptr;
+	if (icid == src)
+		why = "the impacted controller is the source controller";
+	else if (it == ccr_ctrls.end())
+		why = "no such controller in this subsystem";
+	else if (it->second.ciu != ciu || it->second.cirn != cirn)
+		why = "CIU/CIRN do not match what it reported";
+	if (why) {
+		std::string known;
+		if (it != ccr_ctrls.end() && icid != src) {
+			char k[96];
+			std::snprintf(k, sizeof(k), " (it reported CIU %u CIRN %#llx)", it->second.ciu,
+				      (unsigned long long)it->second.cirn);
+			known = k;
+		}
+		logf("ccr refused: %s: %s%s: Invalid Field", ask, why, known.c_str());
+		complete(c, slot, kScInvalidField | kScDnr);
+		return;
+	}
+	CcrCtrl &imp = it->second;
+	// its held writes: aborted by the reset, never applied nor completed
+	std::vector<std::string> gone_writes;
+	for (auto h = held.begin(); h != held.end();) {
+		if (h->cntlid != icid) {
+			++h;
+			continue;
+		}
+		gone_writes.push_back(h->what + " discarded " + std::to_string(now - h->rcvd_ms) +
+				      " ms after its arrival, never applied");
+		h = held.erase(h);
+	}
+	// its connections that are left
+	unsigned dropped = 0;
+	if (auto ct = ctrls.find(icid); ct != ctrls.end())
+		ct->second->io_granted = 0;	// no I/O queue may connect to it again
+	for (Conn *o : conns) {
+		if (o->cntlid != icid || o->ccr_reset)
+			continue;
+		o->ccr_reset = true;
+		if (!o->gone) {
+			o->gone = true;
+			rdma_disconnect(o->id);
+			dropped++;
+		}
+	}
+	bool again = imp.reset;
+	imp.reset = true;
+	std::string state = imp.lost_ms ? "its admin queue gone " + std::to_string(now - imp.lost_ms) + " ms before"
+					 : "its admin queue still connected";
+	std::printf("fault ccr fired (%ld): controller %u reset controller %u: %zu held writes discarded; "
+		    "%u connection(s) dropped (path %u, %s%s); completed with IRS=1\n",
+		    ++ccr_fired, src, icid, gone_writes.size(), dropped, imp.path, state.c_str(),
+		    again ? ", reset before" : "");
+	for (std::size_t i = 0; i < gone_writes.size(); i++)
+		std::printf("fault ccr-discard fired (%zu): %s\n", i + 1, gone_writes[i].c_str());
+	std::fflush(stdout);
+	complete(c, slot, kScSuccess, 1);	// CQE DW0 bit 0: IRS
 }
 
 // ---------------------------------------------------------------- I/O
@@ -1164,6 +1312,8 @@ void poll_cq(Conn *c)
 				}
 				continue;
 			}
+			if (c->ccr_reset && (kind == WrKind::Recv || kind == WrKind::Read))
+				continue;	// its controller was reset: nothing more executes
 			if (kind == WrKind::Recv)
 				on_recv(c, slot, wc[i].byte_len);
 			else if (kind == WrKind::Read)
@@ -1373,6 +1523,7 @@ void usage(int rc)
 		     "                            [--slow-path 1|2 --drain-ms MS]  (that path's writes wait MS ms)\n"
 		     "                            [--cqt-ms MS]    (Command Quiesce Time reported; >= --drain-ms)\n"
 		     "                            [--log-writes]   (log every write: path, controller, LBA)\n"
+		     "                            [--ccr]          (Cross-Controller Reset: CIU/CIRN/CCRL, opcode 0x38)\n"
 		     "       rnvme-hostile-target --list-faults\n");
 	std::exit(rc);
 }
@@ -1424,6 +1575,8 @@ int main(int argc, char **argv)
 			cfg.cqt_ms = unsigned(std::strtoul(val().c_str(), nullptr, 0));
 		else if (a == "--log-writes")
 			cfg.log_writes = true;
+		else if (a == "--ccr")
+			cfg.ccr = true;
 
 		else if (a == "--list-faults") {
 			for (auto &f : kFaults)
@@ -1517,6 +1670,9 @@ int main(int argc, char **argv)
 		     cfg.drain_ms ? ("path " + std::to_string(cfg.slow_path) + " drains: each write is applied and completed " +
 				     std::to_string(cfg.drain_ms) + " ms after its arrival").c_str()
 				  : "no path drains");
+	if (cfg.ccr)
+		logf("CCR: each I/O controller reports a CIU and CIRN of its own and CCRL 4; "
+		     "admin opcode 0x38 resets another controller of the subsystem (its held writes discarded)");
 	logf("listening on %s:%s nqn %s fault %s (count %ld, after %ld)", cfg.addr.c_str(), cfg.port.c_str(),
 	     cfg.nqn.c_str(), cfg.fault.c_str(), cfg.fault_count, cfg.fault_after);
 
