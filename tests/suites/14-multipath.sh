@@ -196,11 +196,13 @@ fi
 HEALTHY_SECS=${TEST_HEALTHY_SECS:-30}
 rec() { cat "/sys/class/nvme/$1/rnvme/error_recoveries" 2>/dev/null || echo n/a; }
 r0="$(rec "$ctrl_a") $(rec "$ctrl_b")"
+hc0=$(rdma_counters)
 fio_stall_start "$head_dev" 16 "$HEALTHY_SECS" /tmp/fio-mp-healthy.json
 rc=0
 wait "$FIO_PID" || rc=$?
 read -r ferr stall nw nr _ <<< "$(fio_stall_result /tmp/fio-mp-healthy.json)"
 r1="$(rec "$ctrl_a") $(rec "$ctrl_b")"
+echo "# healthy: RDMA counters that moved: $(rdma_counters_diff "$hc0" "$(rdma_counters)")"
 if [ "$rc" = 0 ] && [ "${ferr:-x}" = 0 ] && [ "$r0" = "$r1" ] && state_is "$ctrl_a" live && state_is "$ctrl_b" live; then
 	ok "healthy: ${HEALTHY_SECS} s of QD16 I/O ($nw writes, $nr verified), no error recovery on either path, longest completion $stall s"
 else
