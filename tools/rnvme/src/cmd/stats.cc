@@ -4,6 +4,8 @@
 #include <regex>
 
 #include "cmd/commands.h"
+#include "core/hostid.h"
+#include "core/number.h"
 #include "core/topology.h"
 #include "sys/sysfs.h"
 
@@ -29,6 +31,9 @@ Result<CtrlTelemetry> read_ctrl(Context& ctx, const std::string& name) {
     while (!dev.empty() && (dev.back() == '\n' || dev.back() == ' ')) dev.pop_back();
     if (dev != "none") t->rdma_device = dev;
   }
+  // the failover hold's files: an rnvme.ko older than the hold has none, which leaves them unset
+  for (const auto& f : failover_hold_fields())
+    if (auto r = ctx.fs.read(fmt::format("{}/{}", d, f.file))) t->hold.*f.value = parse_number<uint64_t>(trim(*r));
   return t;
 }
 

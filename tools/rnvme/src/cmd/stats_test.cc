@@ -11,6 +11,17 @@ using testing::add_telemetry;
 using testing::TeleQueue;
 using testing::TestEnv;
 
+// rnvme.ko's failover-hold files of `ctrl`, by name ("" leaves a file out: an older module)
+void add_hold(TestEnv& env, const std::string& ctrl, const std::map<std::string, std::string>& files) {
+  for (const auto& [name, value] : files)
+    if (!value.empty()) env.fs.add("/sys/class/nvme/" + ctrl + "/rnvme/" + name, value + "\n");
+}
+
+// a controller that held 12 writes over its life, 3 of them now, behind a 15 s hold without CQT
+const std::map<std::string, std::string> kHeld = {{"held_commands", "12"}, {"held_now", "3"},
+                                                  {"last_hold_ms", "15012"}, {"failover_hold_ms", "15000"},
+                                                  {"cqt_ms", "0"}};
+
 void add_sample(TestEnv& env) {
   testing::add_sample_controllers(env.fs);
   TeleQueue admin{0, 2, {{"completed_other", 4}, {"keep_alive_count", 2}, {"keep_alive_sum_ns", 3000000},
@@ -30,6 +41,7 @@ void add_sample(TestEnv& env) {
   d.ports.push_back(p);
   env.netlink.devs.push_back(d);
   env.netlink.counters[{0, 1}] = {{"retry_exceeded_err", 0}, {"rcvd_rnr_err", 5}};
+  add_hold(env, "nvme0", kHeld);
 }
 
 TEST(Stats, TextIsGolden) {
@@ -72,6 +84,83 @@ TEST(Stats, PrometheusIsRaw) {
   EXPECT_NE(o.find("rnvme_queue_latency_seconds_count{ctrl=\"nvme0\",queue=\"1\",class=\"read\"} 3000\n"),
             std::string::npos);
   EXPECT_NE(o.find("counter=\"rcvd_rnr_err\"} 5\n"), std::string::npos);
+}
+
+TEST(Stats, FailoverHoldInTextJsonAndPrometheus) {
+  TestEnv env;
+  add_sample(env);
+  ASSERT_TRUE(run_stats(env.ctx, {"nvme0", false, false}));
+  EXPECT_NE(env.out.str().find("\n  failover hold: 15000 ms, CQT 0 ms\n  held: 3 now, 12 in all, last hold 15012 ms\n"),
+            std::string::npos)
+      << env.out.str();
+
+  TestEnv js;
+  add_sample(js);
+  js.json();
+  ASSERT_TRUE(run_stats(js.ctx, {"nvme0", false, false}));
+  auto j = nlohmann::json::parse(js.out.str());
+  EXPECT_EQ(j["controllers"][0]["failover_hold"],
+            nlohmann::json::parse(R"({"held_commands": 12, "held_now": 3, "last_hold_ms": 15012,
+                                      "failover_hold_ms": 15000, "cqt_ms": 0})"));
+
+  TestEnv prom;
+  add_sample(prom);
+  ASSERT_TRUE(run_stats(prom.ctx, {"", true, false}));
+  const std::string o = prom.out.str();
+  for (const char* line : {"# TYPE rnvme_ctrl_held_commands_total counter\n"
+                           "rnvme_ctrl_held_commands_total{ctrl=\"nvme0\"} 12\n",
+                           "# TYPE rnvme_ctrl_held_now gauge\nrnvme_ctrl_held_now{ctrl=\"nvme0\"} 3\n",
+                           "rnvme_ctrl_last_hold_seconds{ctrl=\"nvme0\"} 15.012\n",
+                           "rnvme_ctrl_failover_hold_seconds{ctrl=\"nvme0\"} 15\n",
+                           "rnvme_ctrl_cqt_seconds{ctrl=\"nvme0\"} 0\n"})
+    EXPECT_NE(o.find(line), std::string::npos) << line << "\n" << o;
+}
+
+// An rnvme.ko older than the failover hold has none of its files: the stats say so and go on.
+TEST(Stats, NoFailoverHoldFilesIsNotAvailableNotAnError) {
+  TestEnv env;
+  add_sample(env);
+  for (const auto& [name, v] : kHeld) env.fs.remove("/sys/class/nvme/nvme0/rnvme/" + name);
+  ASSERT_TRUE(run_stats(env.ctx, {"nvme0", false, false}));
+  EXPECT_NE(env.out.str().find("\n  failover hold: not available (this rnvme.ko has none)\n"), std::string::npos)
+      << env.out.str();
+  EXPECT_EQ(env.out.str().find("held:"), std::string::npos);
+
+  TestEnv js;
+  add_sample(js);
+  for (const auto& [name, v] : kHeld) js.fs.remove("/sys/class/nvme/nvme0/rnvme/" + name);
+  js.json();
+  ASSERT_TRUE(run_stats(js.ctx, {}));
+  const auto hold = nlohmann::json::parse(js.out.str())["controllers"][0]["failover_hold"];
+  ASSERT_EQ(hold.size(), 5u);
+  for (const auto& [k, v] : hold.items()) EXPECT_TRUE(v.is_null()) << k;
+
+  TestEnv prom;
+  add_sample(prom);
+  for (const auto& [name, v] : kHeld) prom.fs.remove("/sys/class/nvme/nvme0/rnvme/" + name);
+  ASSERT_TRUE(run_stats(prom.ctx, {"", true, false}));
+  EXPECT_EQ(prom.out.str().find("rnvme_ctrl_"), std::string::npos) << "no family without a sample";
+  EXPECT_NE(prom.out.str().find("rnvme_queue_latency_seconds"), std::string::npos);
+}
+
+TEST(Stats, HoldOffAndValuesTheModuleDoesNotGive) {
+  TestEnv env;
+  add_sample(env);
+  add_hold(env, "nvme0", {{"failover_hold_ms", "0"}, {"cqt_ms", "250"}, {"held_now", "garbage"}});
+  env.fs.remove("/sys/class/nvme/nvme0/rnvme/last_hold_ms");
+  ASSERT_TRUE(run_stats(env.ctx, {"nvme0", false, false}));
+  EXPECT_NE(env.out.str().find("\n  failover hold: off, CQT 250 ms\n  held: - now, 12 in all, last hold -\n"),
+            std::string::npos)
+      << env.out.str();
+  env.out.str("");
+  env.json();
+  ASSERT_TRUE(run_stats(env.ctx, {"nvme0", false, false}));
+  const auto hold = nlohmann::json::parse(env.out.str())["controllers"][0]["failover_hold"];
+  EXPECT_EQ(hold["failover_hold_ms"], 0);
+  EXPECT_EQ(hold["cqt_ms"], 250);
+  EXPECT_TRUE(hold["held_now"].is_null());
+  EXPECT_TRUE(hold["last_hold_ms"].is_null());
+  EXPECT_EQ(hold["held_commands"], 12);
 }
 
 TEST(Stats, BadOrUnknownControllers) {

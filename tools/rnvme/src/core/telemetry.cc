@@ -52,7 +52,22 @@ std::string seconds(uint64_t ns) {
   return fmt::format("{}", static_cast<double>(ns) / 1e9);
 }
 
+constexpr FailoverHoldField kHoldFields[] = {
+    {"held_commands", &FailoverHold::held_commands, "rnvme_ctrl_held_commands_total", true, false,
+     "commands the failover hold kept since the controller was created"},
+    {"held_now", &FailoverHold::held_now, "rnvme_ctrl_held_now", false, false,
+     "commands the failover hold keeps right now"},
+    {"last_hold_ms", &FailoverHold::last_hold_ms, "rnvme_ctrl_last_hold_seconds", false, true,
+     "how long the latest failover hold lasted"},
+    {"failover_hold_ms", &FailoverHold::failover_hold_ms, "rnvme_ctrl_failover_hold_seconds", false, true,
+     "the current association's failover hold (2 or 3 x keep-alive timeout + CQT; 0: failover_hold off)"},
+    {"cqt_ms", &FailoverHold::cqt_ms, "rnvme_ctrl_cqt_seconds", false, true,
+     "the Command Quiesce Time the controller reported (0: none)"},
+};
+
 }  // namespace
+
+std::span<const FailoverHoldField> failover_hold_fields() { return kHoldFields; }
 
 std::optional<uint64_t> bucket_upper_ns(const HistGeometry& g, int b) {
   if (b <= 0) return uint64_t{1} << g.min_shift;
@@ -245,6 +260,17 @@ std::string render_prometheus(const std::vector<CtrlTelemetry>& ctrls) {
         o += fmt::format("{}_sum{{{}}} {}\n", h, l, seconds(q.get("latency_sum_ns_" + cls)));
         o += fmt::format("{}_count{{{}}} {}\n", h, l, acc);
       }
+  // one family per failover-hold value, of the controllers that report it (none: no family)
+  for (const auto& f : failover_hold_fields()) {
+    std::string samples;
+    for (const auto& t : ctrls)
+      if (const auto& v = t.hold.*f.value)
+        samples += fmt::format("{}{{ctrl=\"{}\"}} {}\n", f.metric, esc(t.device),
+                               f.ms ? fmt::format("{}", static_cast<double>(*v) / 1e3) : std::to_string(*v));
+    if (!samples.empty())
+      o += fmt::format("# HELP {} {}\n# TYPE {} {}\n{}", f.metric, f.help, f.metric,
+                       f.counter ? "counter" : "gauge", samples);
+  }
   const std::string rc = "rnvme_rdma_port_counter_total";
   bool any = false;
   for (const auto& t : ctrls) any |= !t.rdma_counters.empty();

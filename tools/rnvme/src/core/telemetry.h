@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,31 @@ struct QueueTelemetry {
   }
 };
 
+// rnvme.ko's failover hold of one controller (/sys/class/nvme/nvmeN/rnvme/held_commands, ...;
+// Documentation/rnvme.rst, "Error recovery").  A value is nullopt when its file is absent (an
+// rnvme.ko older than the hold) or holds no number: not available, never an error.
+struct FailoverHold {
+  std::optional<uint64_t> held_commands;     // commands held since the controller was created
+  std::optional<uint64_t> held_now;          // held right now
+  std::optional<uint64_t> last_hold_ms;      // how long the latest hold lasted
+  std::optional<uint64_t> failover_hold_ms;  // the current association's hold; 0: failover_hold=N
+  std::optional<uint64_t> cqt_ms;            // the controller's Command Quiesce Time; 0: none
+  bool any() const { return held_commands || held_now || last_hold_ms || failover_hold_ms || cqt_ms; }
+};
+
+// The values of FailoverHold, one entry each in the order they are shown: the sysfs file (also
+// the JSON key) and the Prometheus family.  The reader, the JSON and the exposition all walk
+// this one table.
+struct FailoverHoldField {
+  const char* file;
+  std::optional<uint64_t> FailoverHold::*value;
+  const char* metric;   // milliseconds are exported in seconds, the Prometheus base unit
+  bool counter;         // else a gauge
+  bool ms;
+  const char* help;
+};
+std::span<const FailoverHoldField> failover_hold_fields();
+
 struct CtrlTelemetry {
   std::string device;             // nvme0
   std::string rdma_device;        // rxe0, or empty
@@ -54,6 +80,7 @@ struct CtrlTelemetry {
   std::vector<QueueTelemetry> queues;
   // The RDMA port's own counters (rdma netlink statistics), name -> value; empty if unknown.
   std::map<std::string, uint64_t> rdma_counters;
+  FailoverHold hold;
 };
 
 // Decodes telemetry_layout's text and the telemetry file's bytes (host byte order u64s).

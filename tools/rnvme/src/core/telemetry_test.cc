@@ -140,6 +140,35 @@ TEST(Telemetry, PrometheusExposition) {
   EXPECT_EQ(render_prometheus({}), "");
 }
 
+// One family per failover-hold value for all controllers, a sample for each controller that
+// reports the value, milliseconds in seconds.
+TEST(Telemetry, PrometheusFailoverHoldFamilies) {
+  auto a = decode_telemetry(telemetry_layout_v1(), telemetry_blob_v1(sample()));
+  ASSERT_TRUE(a);
+  CtrlTelemetry b = *a, c = *a;
+  a->device = "nvme0";
+  a->hold = {7, 0, 1500, 10250, 250};
+  b.device = "nvme1";   // an older rnvme.ko: no hold files
+  c.device = "nvme2";
+  c.hold.held_commands = 2;  // only one file read
+  const std::string p = render_prometheus({*a, b, c});
+  EXPECT_NE(p.find("# HELP rnvme_ctrl_held_commands_total commands the failover hold kept since the controller "
+                   "was created\n# TYPE rnvme_ctrl_held_commands_total counter\n"
+                   "rnvme_ctrl_held_commands_total{ctrl=\"nvme0\"} 7\n"
+                   "rnvme_ctrl_held_commands_total{ctrl=\"nvme2\"} 2\n#"),
+            std::string::npos)
+      << p;
+  EXPECT_NE(p.find("# TYPE rnvme_ctrl_held_now gauge\nrnvme_ctrl_held_now{ctrl=\"nvme0\"} 0\n#"), std::string::npos);
+  EXPECT_NE(p.find("# TYPE rnvme_ctrl_last_hold_seconds gauge\nrnvme_ctrl_last_hold_seconds{ctrl=\"nvme0\"} 1.5\n"),
+            std::string::npos);
+  EXPECT_NE(p.find("rnvme_ctrl_failover_hold_seconds{ctrl=\"nvme0\"} 10.25\n"), std::string::npos);
+  EXPECT_NE(p.find("rnvme_ctrl_cqt_seconds{ctrl=\"nvme0\"} 0.25\n"), std::string::npos);
+  EXPECT_EQ(p.find("{ctrl=\"nvme1\"}"), std::string::npos) << "nvme1 reports nothing";
+  EXPECT_EQ(p.find("# TYPE rnvme_ctrl_cqt_seconds"), p.rfind("# TYPE rnvme_ctrl_cqt_seconds"));
+  // without any controller reporting the hold, no family at all
+  EXPECT_EQ(render_prometheus({b}).find("rnvme_ctrl_"), std::string::npos);
+}
+
 TEST(Telemetry, EveryCounterHasItsOwnHelp) {
   auto t = decode_telemetry(telemetry_layout_v1(), telemetry_blob_v1(sample()));
   ASSERT_TRUE(t);

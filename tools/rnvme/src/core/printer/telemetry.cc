@@ -65,6 +65,22 @@ nlohmann::json latency_json(const CtrlTelemetry& t, const std::vector<uint64_t>&
   return j;
 }
 
+// the failover hold in two lines: the hold and CQT, then what it held; "-" for a value the module
+// does not report, one line when it reports none
+void print_hold(std::ostream& os, const FailoverHold& h) {
+  if (!h.any()) {
+    fmt::print(os, "  failover hold: not available (this rnvme.ko has none)\n");
+    return;
+  }
+  auto n = [](const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string("-"); };
+  auto ms = [&](const std::optional<uint64_t>& v) { return v ? n(v) + " ms" : std::string("-"); };
+  const std::string hold = h.failover_hold_ms && *h.failover_hold_ms == 0 ? std::string("off")
+                                                                         : ms(h.failover_hold_ms);
+  fmt::print(os, "  failover hold: {}, CQT {}\n", hold, ms(h.cqt_ms));
+  fmt::print(os, "  held: {} now, {} in all, last hold {}\n", n(h.held_now), n(h.held_commands),
+             ms(h.last_hold_ms));
+}
+
 }  // namespace
 
 nlohmann::json to_json(const StatsReport& s) {
@@ -95,6 +111,12 @@ nlohmann::json to_json(const StatsReport& s) {
     for (const auto& cls : t.classes) io_lat[cls] = latency_json(t, sum_hist(t, cls), sum_counter(t, "latency_sum_ns_" + cls, true));
     c["io_latency"] = io_lat;
     c["rdma_counters"] = t.rdma_counters;
+    nlohmann::json hold;
+    for (const auto& f : failover_hold_fields()) {
+      const auto& v = t.hold.*f.value;
+      hold[f.file] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    }
+    c["failover_hold"] = hold;
     ctrls.push_back(c);
   }
   return {{"controllers", ctrls}};
@@ -149,6 +171,7 @@ void Printer::print(const StatsReport& s) {
       fmt::print(out_, "  keep-alive: {} answered, mean {}, last {}, max {}\n", n,
                  short_ns(sum("keep_alive_sum_ns") / n), short_ns(last), short_ns(mx));
     }
+    print_hold(out_, t.hold);
     if (!t.rdma_counters.empty()) {
       std::string items;
       for (const auto& [k, v] : t.rdma_counters) items += fmt::format(" {} {}", k, v);
