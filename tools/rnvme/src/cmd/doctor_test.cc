@@ -90,6 +90,64 @@ TEST(DoctorCmd, ExistingControllersGiveGrantedQueuesAndIdentitiesInUse) {
   EXPECT_EQ((*check(j, "host.in_use"))["severity"], "ok");
 }
 
+// nvme0 and nvme1: two rnvme paths to one subsystem; nvme2: one rnvme path to another; nvme3:
+// PCIe.  Every rnvme controller reports a CQT of `cqt` and a 15 s hold; failover_hold is `param`.
+void add_rnvme_paths(DoctorEnv& env, const std::string& param, const std::string& cqt) {
+  add_sample_controllers(env.fs);
+  for (const char* c : {"nvme0", "nvme1", "nvme2"}) {
+    const std::string d = std::string("/sys/class/nvme/") + c + "/rnvme/";
+    env.fs.add(d + "cqt_ms", cqt + "\n");
+    env.fs.add(d + "failover_hold_ms", param == "Y" ? "15000\n" : "0\n");
+    env.fs.add(d + "held_commands", "0\n");
+  }
+  if (!param.empty()) env.fs.add("/sys/module/rnvme/parameters/failover_hold", param + "\n");
+}
+
+TEST(DoctorCmd, MultipathWithTheHoldOffWarns) {
+  DoctorEnv env;
+  add_rnvme_paths(env, "N", "0");
+  auto s = gather_doctor_snapshot(env.ctx, env.probe, {});
+  EXPECT_EQ(s.modules.rnvme_failover_hold, false);
+  ASSERT_EQ(s.subsystems.size(), 2u) << "PCIe is not rnvme's";
+  ASSERT_EQ(s.subsystems[0].controllers.size(), 2u);
+  EXPECT_EQ(s.subsystems[0].controllers[1].name, "nvme1");
+  EXPECT_EQ(s.subsystems[0].controllers[1].cqt_ms, 0);
+  EXPECT_EQ(s.subsystems[1].controllers.size(), 1u);
+  auto j = env.run({});
+  EXPECT_EQ(env.ctx.exit_status, 1) << j.dump(2);
+  ASSERT_TRUE(check(j, "multipath.failover_hold", "nvme-subsys0"));
+  EXPECT_EQ((*check(j, "multipath.failover_hold", "nvme-subsys0"))["severity"], "warn");
+  EXPECT_TRUE(has((*check(j, "multipath.failover_hold", "nvme-subsys0"))["why"],
+                  "a late write on the lost path can overwrite newer data"));
+  EXPECT_FALSE(check(j, "multipath.failover_hold", "nvme-subsys2")) << "one path";
+  EXPECT_FALSE(check(j, "multipath.cqt"));
+}
+
+TEST(DoctorCmd, MultipathWithTheHoldOnAndNoCqtIsOk) {
+  DoctorEnv env;
+  add_rnvme_paths(env, "Y", "0");
+  auto j = env.run({});
+  EXPECT_EQ(env.ctx.exit_status, 0) << j.dump(2);
+  EXPECT_TRUE(has((*check(j, "multipath.failover_hold", "nvme-subsys0"))["seen"],
+                  "failover hold on: nvme0 15000 ms, nvme1 15000 ms"));
+  ASSERT_TRUE(check(j, "multipath.cqt", "nvme-subsys0"));
+  EXPECT_EQ((*check(j, "multipath.cqt", "nvme-subsys0"))["severity"], "ok");
+  EXPECT_TRUE(has((*check(j, "multipath.cqt", "nvme-subsys0"))["seen"], "nvme0, nvme1 report no Command Quiesce Time"));
+
+  DoctorEnv cqt;
+  add_rnvme_paths(cqt, "Y", "100");
+  auto k = cqt.run({});
+  EXPECT_EQ((*check(k, "multipath.cqt", "nvme-subsys0"))["seen"], "CQT nvme0 100 ms, nvme1 100 ms, part of the hold");
+
+  // rnvme.ko from before the hold: its controllers have an rnvme directory but no hold files
+  DoctorEnv old;
+  add_sample_controllers(old.fs);
+  for (const char* c : {"nvme0", "nvme1"}) old.fs.add(std::string("/sys/class/nvme/") + c + "/rnvme/reconnects", "0\n");
+  auto o = old.run({});
+  EXPECT_EQ(old.ctx.exit_status, 1);
+  EXPECT_TRUE(has((*check(o, "multipath.failover_hold", "nvme-subsys0"))["seen"], "has no failover hold"));
+}
+
 TEST(DoctorCmd, DcbAndEcnComeFromTheProbeAndSysfs) {
   DoctorEnv env;
   DcbState d;

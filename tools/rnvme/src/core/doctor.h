@@ -63,6 +63,19 @@ struct QueueFacts {
   std::vector<ControllerQueues> controllers;    // existing fabrics controllers (rdma)
 };
 
+// An NVMe subsystem with rnvme controllers (those with /sys/class/nvme/nvmeN/rnvme/): its paths
+// and what each reports of the failover hold.  Two or more controllers: a multipath subsystem.
+struct RnvmePath {
+  std::string name;                        // nvme0
+  std::optional<int64_t> cqt_ms;           // rnvme/cqt_ms; nullopt: absent (rnvme.ko without the hold)
+  std::optional<int64_t> failover_hold_ms; // rnvme/failover_hold_ms
+};
+struct RnvmeSubsystem {
+  std::string name;   // nvme-subsys0
+  std::string nqn;
+  std::vector<RnvmePath> controllers;
+};
+
 struct DoctorSnapshot {
   std::string source;                   // where the facts come from (fixtures cite documents)
   bool devices_known = true;
@@ -78,6 +91,7 @@ struct DoctorSnapshot {
   std::vector<HostInUse> host_in_use;
   ModuleFacts modules;
   QueueFacts queues;
+  std::vector<RnvmeSubsystem> subsystems;
 };
 
 DoctorReport run_doctor_checks(const DoctorSnapshot& s);
@@ -89,6 +103,7 @@ void check_lossless(const DoctorSnapshot& s, std::vector<DoctorCheck>& out);
 void check_host(const DoctorSnapshot& s, std::vector<DoctorCheck>& out);
 void check_modules(const DoctorSnapshot& s, std::vector<DoctorCheck>& out);
 void check_queues(const DoctorSnapshot& s, std::vector<DoctorCheck>& out);
+void check_multipath(const DoctorSnapshot& s, std::vector<DoctorCheck>& out);
 
 // The priority traffic with `tos` lands on, as far as DCB tells: DSCP trust (the trust table
 // lists DSCP, or without one the APP table has DSCP entries) maps tos >> 2 through the APP

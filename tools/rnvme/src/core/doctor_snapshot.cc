@@ -99,6 +99,12 @@ std::map<int, bool> prio_map_from(const json& j) {
 }
 
 json opt_str(const std::optional<std::string>& s) { return s ? json(*s) : json(nullptr); }
+json opt_int(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+template <typename T>
+void get_opt(const json& j, const char* key, std::optional<T>& out) {
+  if (auto it = j.find(key); it != j.end() && !it->is_null()) out = it->get<T>();
+}
 
 }  // namespace
 
@@ -148,6 +154,14 @@ json snapshot_to_json(const DoctorSnapshot& s) {
   for (const auto& c : s.queues.controllers)
     ctrls.push_back({{"name", c.name}, {"traddr", c.traddr}, {"trsvcid", c.trsvcid}, {"queue_count", c.queue_count},
                      {"sqsize", c.sqsize}});
+  json subsystems = json::array();
+  for (const auto& sub : s.subsystems) {
+    json paths = json::array();
+    for (const auto& c : sub.controllers)
+      paths.push_back({{"name", c.name}, {"cqt_ms", opt_int(c.cqt_ms)},
+                       {"failover_hold_ms", opt_int(c.failover_hold_ms)}});
+    subsystems.push_back({{"name", sub.name}, {"nqn", sub.nqn}, {"controllers", paths}});
+  }
   json roce_tos = json::object();
   for (const auto& [k, v] : s.default_roce_tos) roce_tos[k] = v;
   json roce_mode = json::object();
@@ -167,10 +181,13 @@ json snapshot_to_json(const DoctorSnapshot& s) {
           {"modules", {{"rnvme_loaded", m.rnvme_loaded}, {"nvme_rdma_loaded", m.nvme_rdma_loaded},
                        {"nvme_fabrics_loaded", m.nvme_fabrics_loaded},
                        {"rnvme_transport_name", m.rnvme_transport_name},
+                       {"rnvme_failover_hold",
+                        m.rnvme_failover_hold ? json(*m.rnvme_failover_hold) : json(nullptr)},
                        {"redirect_file", m.redirect_file}, {"block_file", m.block_file},
                        {"dkms_registered", m.dkms_registered}, {"dkms_versions", m.dkms_versions},
                        {"kernels", kernels}}},
-          {"queues", {{"online_cpus", s.queues.online_cpus}, {"limits", limits}, {"controllers", ctrls}}}};
+          {"queues", {{"online_cpus", s.queues.online_cpus}, {"limits", limits}, {"controllers", ctrls}}},
+          {"subsystems", subsystems}};
 }
 
 Result<DoctorSnapshot> snapshot_from_json(const json& j) {
@@ -271,6 +288,7 @@ Result<DoctorSnapshot> snapshot_from_json(const json& j) {
       get(*mj, "nvme_rdma_loaded", m.nvme_rdma_loaded);
       get(*mj, "nvme_fabrics_loaded", m.nvme_fabrics_loaded);
       get(*mj, "rnvme_transport_name", m.rnvme_transport_name);
+      get_opt(*mj, "rnvme_failover_hold", m.rnvme_failover_hold);
       get(*mj, "redirect_file", m.redirect_file);
       get(*mj, "block_file", m.block_file);
       get(*mj, "dkms_registered", m.dkms_registered);
@@ -310,6 +328,21 @@ Result<DoctorSnapshot> snapshot_from_json(const json& j) {
           s.queues.controllers.push_back(cq);
         }
     }
+    if (auto sj = j.find("subsystems"); sj != j.end())
+      for (const auto& subj : *sj) {
+        RnvmeSubsystem sub;
+        get(subj, "name", sub.name);
+        get(subj, "nqn", sub.nqn);
+        if (auto c = subj.find("controllers"); c != subj.end())
+          for (const auto& cj : *c) {
+            RnvmePath p;
+            get(cj, "name", p.name);
+            get_opt(cj, "cqt_ms", p.cqt_ms);
+            get_opt(cj, "failover_hold_ms", p.failover_hold_ms);
+            sub.controllers.push_back(p);
+          }
+        s.subsystems.push_back(sub);
+      }
   } catch (const json::exception& e) {
     return make_error(ErrorCode::kUsage, fmt::format("bad doctor snapshot: {}", e.what()));
   }

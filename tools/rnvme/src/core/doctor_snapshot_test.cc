@@ -24,6 +24,30 @@ TEST(DoctorSnapshotJson, RoundTrips) {
   EXPECT_EQ(snapshot_to_json(*back), snapshot_to_json(s));
 }
 
+TEST(DoctorSnapshotJson, FailoverHoldFactsRoundTrip) {
+  auto s = softroce();
+  s.modules.rnvme_failover_hold = false;
+  s.subsystems.push_back(
+      {"nvme-subsys0", "nqn.2024-01.io.rnvme:target1", {{"nvme0", 0, 10000}, {"nvme1", 250, std::nullopt}}});
+  const auto j = snapshot_to_json(s);
+  EXPECT_EQ(j["modules"]["rnvme_failover_hold"], false);
+  EXPECT_EQ(j["subsystems"][0]["controllers"][1]["failover_hold_ms"], nullptr);
+  auto back = snapshot_from_json(j);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->modules.rnvme_failover_hold, false);
+  ASSERT_EQ(back->subsystems.size(), 1u);
+  ASSERT_EQ(back->subsystems[0].controllers.size(), 2u);
+  EXPECT_EQ(back->subsystems[0].controllers[0].failover_hold_ms, 10000);
+  EXPECT_EQ(back->subsystems[0].controllers[1].cqt_ms, 250);
+  EXPECT_FALSE(back->subsystems[0].controllers[1].failover_hold_ms);
+  EXPECT_EQ(snapshot_to_json(*back), j);
+  // a snapshot recorded before these facts: the parameter unknown, no subsystems
+  auto older = snapshot_from_json(nlohmann::json{{"modules", {{"rnvme_loaded", true}}}});
+  ASSERT_TRUE(older.ok());
+  EXPECT_FALSE(older->modules.rnvme_failover_hold);
+  EXPECT_TRUE(older->subsystems.empty());
+}
+
 TEST(DoctorSnapshotJson, BadTypesAreAnError) {
   auto r = snapshot_from_json(nlohmann::json{{"devices", {{{"name", 5}}}}});
   ASSERT_FALSE(r.ok());

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,9 @@ struct ModuleFacts {
   bool nvme_rdma_loaded = false;
   bool nvme_fabrics_loaded = false;
   std::string rnvme_transport_name = "rdma";  // /sys/module/rnvme/parameters/transport_name
+  // /sys/module/rnvme/parameters/failover_hold (Y/N); nullopt when rnvme is not loaded or has no
+  // such parameter (an rnvme.ko older than the failover hold).
+  std::optional<bool> rnvme_failover_hold;
   // /etc/modprobe.d: the file with an "install nvme-rdma ... rnvme" redirect, a file that blocks
   // the in-tree module ("install nvme-rdma /bin/true", "blacklist nvme_rdma"), or neither.
   std::string redirect_file;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/hostid.h"
+#include "core/number.h"
 #include "sys/host_identity.h"
 #include "sys/sysfs.h"
 
@@ -108,6 +109,10 @@ ModuleFacts read_module_facts(const FileSystem& fs) {
   if (m.rnvme_loaded) {
     std::string name = read_trim(fs, "/sys/module/rnvme/parameters/transport_name");
     if (!name.empty()) m.rnvme_transport_name = name;
+    // a bool parameter reads Y or N
+    const std::string hold = read_trim(fs, "/sys/module/rnvme/parameters/failover_hold");
+    if (hold == "Y" || hold == "y" || hold == "1") m.rnvme_failover_hold = true;
+    if (hold == "N" || hold == "n" || hold == "0") m.rnvme_failover_hold = false;
   }
   read_modprobe_d(fs, m);
   const std::string dkms = "/var/lib/dkms/rnvme";
@@ -185,6 +190,18 @@ DoctorSnapshot read_doctor_snapshot(const FileSystem& fs, FabricProbe& probe,
   s.tos = q.tos;
   s.host = read_host_identity(fs);
   const Topology topo = scan_topology(fs);
+  for (const auto& sub : topo.subsystems) {
+    RnvmeSubsystem rs{sub.name, sub.nqn, {}};
+    for (const auto& c : sub.controllers) {
+      if (c.rnvme.empty()) continue;  // not rnvme's
+      auto num = [&](const char* key) -> std::optional<int64_t> {
+        auto it = c.rnvme.find(key);
+        return it == c.rnvme.end() ? std::nullopt : parse_number<int64_t>(it->second);
+      };
+      rs.controllers.push_back({c.name, num("cqt_ms"), num("failover_hold_ms")});
+    }
+    if (!rs.controllers.empty()) s.subsystems.push_back(std::move(rs));
+  }
   for (const auto& sub : topo.subsystems)
     for (const auto& c : sub.controllers) {
       if (c.transport == "pcie") continue;

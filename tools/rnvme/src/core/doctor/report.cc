@@ -34,6 +34,7 @@ DoctorReport run_doctor_checks(const DoctorSnapshot& s) {
   check_host(s, r.checks);
   check_modules(s, r.checks);
   check_queues(s, r.checks);
+  check_multipath(s, r.checks);
   return r;
 }
 
