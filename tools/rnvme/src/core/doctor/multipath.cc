@@ -65,8 +65,8 @@ void check_multipath(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
     if (!none.empty())
       seen.push_back(fmt::format(
           "{} report{} no Command Quiesce Time (cqt_ms 0): the failover hold then relies on keep-alive "
-          "alone (2-3 x KATO), and this rnvme version does not use Cross-Controller Reset to end it "
-          "sooner",
+          "alone (2-3 x KATO), unless a Cross-Controller Reset through a live path ends it sooner "
+          "(ccr_resets counts those)",
           join(none), none.size() == 1 ? "s" : ""));
     if (!reported.empty()) seen.push_back(fmt::format("CQT {}, part of the hold", join(reported)));
     if (!unknown.empty()) seen.push_back(fmt::format("{}: cqt_ms not reported", join(unknown)));
