@@ -301,26 +301,31 @@ static bool rnvme_cancel_or_hold(struct request *rq, void *data)
 		ctrl->hold_start = jiffies;
 	list_add_tail(&req->held_node, &ctrl->held);
 	ctrl->nr_held++;
+	ctrl->nr_held_new++;
 	spin_unlock_irqrestore(&ctrl->held_lock, flags);
 	atomic_inc(&ctrl->stats.held_commands);
 	return true;
 }
 
-/* after a teardown held commands: end them when the hold has passed */
+/*
+ * After a teardown that held commands: end them when the hold has passed.
+ * Only commands this teardown held move the end: a reconnect attempt that
+ * fails sends none of the held ones, so it neither renews their hold nor
+ * needs a Cross-Controller Reset of its own association.
+ */
 static void rnvme_start_hold(struct rnvme_ctrl *ctrl)
 {
 	unsigned long until = jiffies + msecs_to_jiffies(ctrl->hold_ms);
 	unsigned int nr;
 
 	spin_lock_irq(&ctrl->held_lock);
-	nr = ctrl->nr_held;
+	nr = ctrl->nr_held_new;
+	ctrl->nr_held_new = 0;
 	/* commands held by an earlier loss wait for this one's end too */
 	if (nr && (!delayed_work_pending(&ctrl->hold_work) ||
 		   time_after(until, ctrl->hold_until))) {
 		ctrl->hold_until = until;
 		mod_delayed_work(nvme_wq, &ctrl->hold_work, until - jiffies);
-	} else {
-		nr = 0;
 	}
 	spin_unlock_irq(&ctrl->held_lock);
 	if (!nr)
@@ -418,6 +423,7 @@ static void rnvme_hold_work(struct work_struct *work)
 	list_splice_init(&ctrl->held, &list);
 	nr = ctrl->nr_held;
 	ctrl->nr_held = 0;
+	ctrl->nr_held_new = 0;
 	ms = jiffies_to_msecs(jiffies - ctrl->hold_start);
 	spin_unlock_irq(&ctrl->held_lock);
 

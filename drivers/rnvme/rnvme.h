@@ -609,12 +609,14 @@ struct rnvme_ctrl {
 	 * execute, on @held (under @held_lock) until @hold_work ends them at
 	 * @hold_until (jiffies; @hold_start: when the first was held), the
 	 * current association's hold being @hold_ms (from its keep-alive
-	 * timeout and its Command Quiesce Time, @cqt_ms); @hold_wait wakes
-	 * when @held empties.
+	 * timeout and its Command Quiesce Time, @cqt_ms); @nr_held_new counts
+	 * those held by the teardown under way, the only ones that may move
+	 * @hold_until; @hold_wait wakes when @held empties.
 	 */
 	spinlock_t		held_lock;
 	struct list_head	held;
 	unsigned int		nr_held;
+	unsigned int		nr_held_new;
 	struct delayed_work	hold_work;
 	wait_queue_head_t	hold_wait;
 	unsigned long		hold_start;

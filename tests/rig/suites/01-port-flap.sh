@@ -50,6 +50,19 @@ if wait_for 30 ctrl_is "$ctrl" live; then
 else
 	not_ok "controller live again within 30 s of the port coming back" "state $(ctrl_state "$ctrl")"
 fi
+# The failed reconnect attempts send none of the held writes: the hold runs
+# once, from the loss, and is not renewed by each attempt's teardown.
+if [ "$HOST_DRIVER" = rnvme ]; then
+	nhold=$(fx_dmesg_since_mark | grep -c "commands the lost controller may still execute")
+	last=$(rnvme_stat "$ctrl" last_hold_ms)
+	hold=$(rnvme_stat "$ctrl" failover_hold_ms)
+	if [ "$nhold" -le 1 ] && [ "${last:-0}" -le $(( ${hold:-0} + 3000 )) ]; then
+		ok "the failover hold ran $nhold time(s), the last for ${last:-0} ms (hold ${hold:-?} ms)"
+	else
+		not_ok "the failover hold ran once, no longer than the hold" \
+			"$nhold hold lines, last hold ${last:-?} ms, hold ${hold:-?} ms"
+	fi
+fi
 echo "# reconnect attempts $(rnvme_stat "$ctrl" reconnect_attempts), last error: $(rnvme_stat "$ctrl" last_error)"
 qc1=$(ctrl_attr "$ctrl" queue_count)
 if [ "${qc0:-0}" -gt 2 ] && [ "$qc1" = 2 ]; then
