@@ -321,6 +321,11 @@ static void rnvme_start_hold(struct rnvme_ctrl *ctrl)
 	spin_lock_irq(&ctrl->held_lock);
 	nr = ctrl->nr_held_new;
 	ctrl->nr_held_new = 0;
+	if (nr) {
+		ctrl->nr_unfenced++;
+		/* the association just lost, before a reconnect replaces it */
+		ctrl->ccr_lost = ctrl->ccr_self;
+	}
 	/* commands held by an earlier loss wait for this one's end too */
 	if (nr && (!delayed_work_pending(&ctrl->hold_work) ||
 		   time_after(until, ctrl->hold_until))) {
@@ -335,11 +340,8 @@ static void rnvme_start_hold(struct rnvme_ctrl *ctrl)
 		 nr, ctrl->hold_ms, ctrl->ctrl.kato,
 		 ctrl->ctrl.ctratt & NVME_CTRL_ATTR_TBKAS ?
 		 ", traffic-based" : "", ctrl->cqt_ms);
-	/* the association just lost, before a reconnect replaces it */
-	if (ctrl->ccr_self.ciu) {
-		ctrl->ccr_lost = ctrl->ccr_self;
+	if (ctrl->ccr_self.ciu)
 		queue_work(nvme_wq, &ctrl->ccr_work);
-	}
 }
 
 /*
@@ -371,18 +373,25 @@ static struct rnvme_ctrl *rnvme_ccr_source(struct rnvme_ctrl *ctrl)
  * resets the lost association, which then executes nothing more, so the
  * commands held for it are retried at once.  Without a live controller,
  * or when the reset is refused or not done at once (IRS clear: it would
- * end later, reported in a log page), the hold runs its full time.
+ * end later, reported in a log page), the hold runs its full time.  The
+ * held commands are one list: a reset releases them only when it fenced
+ * the last lost association that had any (@nr_unfenced), never those of
+ * an earlier loss whose own reset was not done.
  */
 static void rnvme_ccr_work(struct work_struct *work)
 {
 	struct rnvme_ctrl *ctrl = container_of(work, struct rnvme_ctrl,
 					       ccr_work);
-	struct rnvme_ccr_target t = ctrl->ccr_lost;
+	struct rnvme_ccr_target t;
 	union nvme_result res = { };
 	struct nvme_command c;
 	struct rnvme_ctrl *src;
+	bool release;
 	int ret;
 
+	spin_lock_irq(&ctrl->held_lock);
+	t = ctrl->ccr_lost;
+	spin_unlock_irq(&ctrl->held_lock);
 	src = rnvme_ccr_source(ctrl);
 	if (!src) {
 		dev_info(ctrl->ctrl.device,
@@ -393,14 +402,19 @@ static void rnvme_ccr_work(struct work_struct *work)
 	rnvme_ccr_cmd(&c, &t);
 	ret = rnvme_submit_admin_cmd(&src->ctrl, &c, &res);
 	if (!ret && (le32_to_cpu(res.u32) & RNVME_CCR_IRS)) {
-		dev_info(ctrl->ctrl.device,
-			 "Cross-Controller Reset of controller %u through %s succeeded: its held commands are retried now\n",
-			 t.cntlid, dev_name(src->ctrl.device));
 		atomic_inc(&ctrl->stats.ccr_resets);
 		spin_lock_irq(&ctrl->held_lock);
-		if (!list_empty(&ctrl->held))
+		if (ctrl->nr_unfenced)
+			ctrl->nr_unfenced--;
+		release = !ctrl->nr_unfenced && !list_empty(&ctrl->held);
+		if (release)
 			mod_delayed_work(nvme_wq, &ctrl->hold_work, 0);
 		spin_unlock_irq(&ctrl->held_lock);
+		dev_info(ctrl->ctrl.device,
+			 "Cross-Controller Reset of controller %u through %s succeeded: %s\n",
+			 t.cntlid, dev_name(src->ctrl.device), release ?
+			 "its held commands are retried now" :
+			 "commands of an earlier loss are held still, the hold runs its time");
 	} else {
 		dev_info(ctrl->ctrl.device,
 			 "Cross-Controller Reset of controller %u through %s %s (%d, result %#x): the hold runs its time\n",
@@ -424,6 +438,7 @@ static void rnvme_hold_work(struct work_struct *work)
 	nr = ctrl->nr_held;
 	ctrl->nr_held = 0;
 	ctrl->nr_held_new = 0;
+	ctrl->nr_unfenced = 0;
 	ms = jiffies_to_msecs(jiffies - ctrl->hold_start);
 	spin_unlock_irq(&ctrl->held_lock);
 

@@ -611,12 +611,15 @@ struct rnvme_ctrl {
 	 * current association's hold being @hold_ms (from its keep-alive
 	 * timeout and its Command Quiesce Time, @cqt_ms); @nr_held_new counts
 	 * those held by the teardown under way, the only ones that may move
-	 * @hold_until; @hold_wait wakes when @held empties.
+	 * @hold_until; @nr_unfenced the lost associations with commands on
+	 * @held that no Cross-Controller Reset has fenced yet; @hold_wait
+	 * wakes when @held empties.
 	 */
 	spinlock_t		held_lock;
 	struct list_head	held;
 	unsigned int		nr_held;
 	unsigned int		nr_held_new;
+	unsigned int		nr_unfenced;
 	struct delayed_work	hold_work;
 	wait_queue_head_t	hold_wait;
 	unsigned long		hold_start;

@@ -51,6 +51,14 @@ static ssize_t cqt_ms_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(cqt_ms);
 
+static ssize_t ccr_offered_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n",
+			  !!READ_ONCE(dev_to_rnvme_ctrl(dev)->ccr_self.ciu));
+}
+static DEVICE_ATTR_RO(ccr_offered);
+
 static ssize_t held_now_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
 {
@@ -197,6 +205,7 @@ static struct attribute *rnvme_ctrl_attrs[] = {
 	&dev_attr_ccr_resets.attr,
 	&dev_attr_failover_hold_ms.attr,
 	&dev_attr_cqt_ms.attr,
+	&dev_attr_ccr_offered.attr,
 	&dev_attr_held_now.attr,
 	&dev_attr_last_error.attr,
 	&dev_attr_next_reconnect_ms.attr,

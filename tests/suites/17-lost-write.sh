@@ -202,6 +202,16 @@ lost_write_round() {
 	else
 		echo "# without --ccr: CIU $ciu_a/$ciu_b, CIRN $cirn_a/$cirn_b, CCRL $ccrl_a/$ccrl_b on A/B (none reported)"
 	fi
+	# what rnvme doctor reads: the driver's view of CQT and of CCR per path
+	if is_rnvme; then
+		local want_ccr=0 v_cqt v_ccr
+		[ "$round" != ccr ] || want_ccr=1
+		v_cqt="$(ctrl_attr "$ctrl_a" rnvme/cqt_ms)/$(ctrl_attr "$ctrl_b" rnvme/cqt_ms)"
+		v_ccr="$(ctrl_attr "$ctrl_a" rnvme/ccr_offered)/$(ctrl_attr "$ctrl_b" rnvme/ccr_offered)"
+		tap_result "${P}sysfs rnvme/cqt_ms $v_cqt, rnvme/ccr_offered $v_ccr on A/B" \
+			"$([ "$v_cqt" = "$cqt/$cqt" ] && [ "$v_ccr" = "$want_ccr/$want_ccr" ] && echo 0 || echo 1)" \
+			"expected cqt_ms $cqt/$cqt and ccr_offered $want_ccr/$want_ccr"
+	fi
 	local kato
 	kato=$(ctrl_attr "$ctrl_a" kato)
 	diag "keep-alive timeout ${kato:-?} s (sysfs kato), iopolicy $(cat "$subsys/iopolicy"), drain $drain ms, CQT $cqt ms"

@@ -99,6 +99,7 @@ void add_rnvme_paths(DoctorEnv& env, const std::string& param, const std::string
     env.fs.add(d + "cqt_ms", cqt + "\n");
     env.fs.add(d + "failover_hold_ms", param == "Y" ? "15000\n" : "0\n");
     env.fs.add(d + "held_commands", "0\n");
+    env.fs.add(d + "ccr_offered", "0\n");
   }
   if (!param.empty()) env.fs.add("/sys/module/rnvme/parameters/failover_hold", param + "\n");
 }
@@ -123,16 +124,19 @@ TEST(DoctorCmd, MultipathWithTheHoldOffWarns) {
   EXPECT_FALSE(check(j, "multipath.cqt"));
 }
 
-TEST(DoctorCmd, MultipathWithTheHoldOnAndNoCqtIsOk) {
+TEST(DoctorCmd, MultipathWithTheHoldOnAndNeitherCqtNorCcrWarns) {
   DoctorEnv env;
   add_rnvme_paths(env, "Y", "0");
+  auto s = gather_doctor_snapshot(env.ctx, env.probe, {});
+  ASSERT_EQ(s.subsystems.size(), 2u);
+  EXPECT_EQ(s.subsystems[0].controllers[0].ccr_offered, 0) << "read from rnvme/ccr_offered";
   auto j = env.run({});
-  EXPECT_EQ(env.ctx.exit_status, 0) << j.dump(2);
+  EXPECT_EQ(env.ctx.exit_status, 1) << j.dump(2);
   EXPECT_TRUE(has((*check(j, "multipath.failover_hold", "nvme-subsys0"))["seen"],
                   "failover hold on: nvme0 15000 ms, nvme1 15000 ms"));
   ASSERT_TRUE(check(j, "multipath.cqt", "nvme-subsys0"));
-  EXPECT_EQ((*check(j, "multipath.cqt", "nvme-subsys0"))["severity"], "ok");
-  EXPECT_TRUE(has((*check(j, "multipath.cqt", "nvme-subsys0"))["seen"], "nvme0, nvme1 report no Command Quiesce Time"));
+  EXPECT_EQ((*check(j, "multipath.cqt", "nvme-subsys0"))["severity"], "warn");
+  EXPECT_TRUE(has((*check(j, "multipath.cqt", "nvme-subsys0"))["seen"], "nvme0, nvme1 report neither a Command Quiesce Time"));
 
   DoctorEnv cqt;
   add_rnvme_paths(cqt, "Y", "100");

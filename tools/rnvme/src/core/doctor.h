@@ -69,6 +69,7 @@ struct RnvmePath {
   std::string name;                        // nvme0
   std::optional<int64_t> cqt_ms;           // rnvme/cqt_ms; nullopt: absent (rnvme.ko without the hold)
   std::optional<int64_t> failover_hold_ms; // rnvme/failover_hold_ms
+  std::optional<int64_t> ccr_offered;      // rnvme/ccr_offered: 1 when the controller has a CCR identity
 };
 struct RnvmeSubsystem {
   std::string name;   // nvme-subsys0

@@ -159,7 +159,8 @@ json snapshot_to_json(const DoctorSnapshot& s) {
     json paths = json::array();
     for (const auto& c : sub.controllers)
       paths.push_back({{"name", c.name}, {"cqt_ms", opt_int(c.cqt_ms)},
-                       {"failover_hold_ms", opt_int(c.failover_hold_ms)}});
+                       {"failover_hold_ms", opt_int(c.failover_hold_ms)},
+                       {"ccr_offered", opt_int(c.ccr_offered)}});
     subsystems.push_back({{"name", sub.name}, {"nqn", sub.nqn}, {"controllers", paths}});
   }
   json roce_tos = json::object();
@@ -339,6 +340,7 @@ Result<DoctorSnapshot> snapshot_from_json(const json& j) {
             get(cj, "name", p.name);
             get_opt(cj, "cqt_ms", p.cqt_ms);
             get_opt(cj, "failover_hold_ms", p.failover_hold_ms);
+            get_opt(cj, "ccr_offered", p.ccr_offered);
             sub.controllers.push_back(p);
           }
         s.subsystems.push_back(sub);

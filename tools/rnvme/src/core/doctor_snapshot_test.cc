@@ -28,7 +28,7 @@ TEST(DoctorSnapshotJson, FailoverHoldFactsRoundTrip) {
   auto s = softroce();
   s.modules.rnvme_failover_hold = false;
   s.subsystems.push_back(
-      {"nvme-subsys0", "nqn.2024-01.io.rnvme:target1", {{"nvme0", 0, 10000}, {"nvme1", 250, std::nullopt}}});
+      {"nvme-subsys0", "nqn.2024-01.io.rnvme:target1", {{"nvme0", 0, 10000, 1}, {"nvme1", 250, std::nullopt, std::nullopt}}});
   const auto j = snapshot_to_json(s);
   EXPECT_EQ(j["modules"]["rnvme_failover_hold"], false);
   EXPECT_EQ(j["subsystems"][0]["controllers"][1]["failover_hold_ms"], nullptr);
@@ -40,6 +40,8 @@ TEST(DoctorSnapshotJson, FailoverHoldFactsRoundTrip) {
   EXPECT_EQ(back->subsystems[0].controllers[0].failover_hold_ms, 10000);
   EXPECT_EQ(back->subsystems[0].controllers[1].cqt_ms, 250);
   EXPECT_FALSE(back->subsystems[0].controllers[1].failover_hold_ms);
+  EXPECT_EQ(back->subsystems[0].controllers[0].ccr_offered, 1);
+  EXPECT_FALSE(back->subsystems[0].controllers[1].ccr_offered);
   EXPECT_EQ(snapshot_to_json(*back), j);
   // a snapshot recorded before these facts: the parameter unknown, no subsystems
   auto older = snapshot_from_json(nlohmann::json{{"modules", {{"rnvme_loaded", true}}}});

@@ -198,7 +198,7 @@ DoctorSnapshot read_doctor_snapshot(const FileSystem& fs, FabricProbe& probe,
         auto it = c.rnvme.find(key);
         return it == c.rnvme.end() ? std::nullopt : parse_number<int64_t>(it->second);
       };
-      rs.controllers.push_back({c.name, num("cqt_ms"), num("failover_hold_ms")});
+      rs.controllers.push_back({c.name, num("cqt_ms"), num("failover_hold_ms"), num("ccr_offered")});
     }
     if (!rs.controllers.empty()) s.subsystems.push_back(std::move(rs));
   }

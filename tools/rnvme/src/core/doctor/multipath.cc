@@ -52,25 +52,40 @@ void check_multipath(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
     out.push_back(ok("multipath.failover_hold", subject,
                      fmt::format("{}; failover hold on: {}", paths, join(holds))));
 
-    // The hold is 2 (3 with traffic-based keep-alive) x KATO + CQT: without a CQT it rests on the
-    // keep-alive bound alone.  A note, not a warning: the host cannot change what the target
-    // reports, and the hold is still safe.
-    std::vector<std::string> none, reported, unknown;
+    // The hold is 2 (3 with traffic-based keep-alive) x KATO + CQT.  A controller that reports no
+    // CQT (0 means "not reported", not "none") may still be quiescing what it began when the hold
+    // ends; only a Cross-Controller Reset through a live path fences it for certain.  So a path
+    // whose controller offers neither is a warning, though only the target can remove it.
+    std::vector<std::string> neither, reported, ccr, unknown;
     for (const auto& c : sub.controllers) {
+      const bool offers_ccr = c.ccr_offered && *c.ccr_offered != 0;
       if (!c.cqt_ms) unknown.push_back(c.name);
-      else if (*c.cqt_ms == 0) none.push_back(c.name);
-      else reported.push_back(fmt::format("{} {} ms", c.name, *c.cqt_ms));
+      else if (*c.cqt_ms > 0) reported.push_back(fmt::format("{} {} ms", c.name, *c.cqt_ms));
+      else if (!offers_ccr) neither.push_back(c.name);
+      if (offers_ccr) ccr.push_back(c.name);
     }
     std::vector<std::string> seen;
-    if (!none.empty())
-      seen.push_back(fmt::format(
-          "{} report{} no Command Quiesce Time (cqt_ms 0): the failover hold then relies on keep-alive "
-          "alone (2-3 x KATO), unless a Cross-Controller Reset through a live path ends it sooner "
-          "(ccr_resets counts those)",
-          join(none), none.size() == 1 ? "s" : ""));
     if (!reported.empty()) seen.push_back(fmt::format("CQT {}, part of the hold", join(reported)));
-    if (!unknown.empty()) seen.push_back(fmt::format("{}: cqt_ms not reported", join(unknown)));
-    out.push_back(ok("multipath.cqt", subject, join(seen, "; ")));
+    if (!ccr.empty())
+      seen.push_back(fmt::format("{} offer{} Cross-Controller Reset (ccr_resets counts those that ended a hold)",
+                                 join(ccr), ccr.size() == 1 ? "s" : ""));
+    if (!unknown.empty())
+      seen.push_back(fmt::format("{}: cqt_ms not reported by this rnvme.ko", join(unknown)));
+    if (neither.empty()) {
+      out.push_back(ok("multipath.cqt", subject, join(seen, "; ")));
+      continue;
+    }
+    seen.insert(seen.begin(),
+                fmt::format("{} report{} neither a Command Quiesce Time (cqt_ms 0) nor Cross-Controller "
+                            "Reset (ccr_offered 0): the failover hold ends after 2-3 x KATO alone",
+                            join(neither), neither.size() == 1 ? "s" : ""));
+    out.push_back(bad(Severity::kWarn, "multipath.cqt", subject, join(seen, "; "),
+                      "a controller that lost its host may still be executing a write it began when the "
+                      "hold ends; without CQT the host cannot know how long that takes, and without CCR "
+                      "it cannot fence it",
+                      "ask the storage vendor for a firmware that reports CQT (NVMe 2.1, TP4129) or offers "
+                      "Cross-Controller Reset (TP8028); rnvme uses either as soon as the target reports it "
+                      "(rnvme/cqt_ms, rnvme/ccr_offered)"));
   }
 }
 

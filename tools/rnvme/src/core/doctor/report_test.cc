@@ -168,7 +168,7 @@ TEST(DoctorDocs, EveryCheckIdIsDocumented) {
   auto s = softroce();
   s.host.hostid = "11111111-2222-4333-8444-555555555555";  // host.consistency
   s.modules.rnvme_failover_hold = true;                       // multipath.*
-  s.subsystems.push_back({"nvme-subsys0", "nqn.2024-01.io.rnvme:target1", {{"nvme0", 0, 15000}, {"nvme1", 0, 15000}}});
+  s.subsystems.push_back({"nvme-subsys0", "nqn.2024-01.io.rnvme:target1", {{"nvme0", 0, 15000, 0}, {"nvme1", 0, 15000, 0}}});
   collect(s);
   EXPECT_GE(ids.size(), 25u);
   for (const auto& id : ids) EXPECT_TRUE(has(doc.str(), "\n" + id + "\n   **What**")) << id << " is not documented";
