@@ -292,14 +292,14 @@ if [ -n "$dk_pid" ] && kill -0 "$dk_pid" 2>/dev/null; then
 fi
 stage "two-VM fault rig on $KVER (target guest + host guest joined by two tap wires in a network namespace of their own)"
 if [ "$module_ok" = 1 ] && have_time "two-VM fault rig"; then
-	# 10-scale in the core matrix: rnvme alone, one bare storm (and the
-	# storm under fio, the long outage); the full matrix also measures
-	# nvme_rdma (16 connects, three storms, its long outage) and compares
-	# memory per controller and storm spread with it (on a slow day the
-	# core's 10-scale took 256 s, both drivers 415 s)
-	TEST_SCALE_DRIVERS=${TEST_SCALE_DRIVERS:-$(pick rnvme "rnvme inbox")} \
-	TEST_SCALE_STORMS=${TEST_SCALE_STORMS:-$(pick 1 3)} \
-	TEST_SCALE_LONG_DRIVERS=${TEST_SCALE_LONG_DRIVERS:-$(pick rnvme "rnvme inbox")} \
+	# 10-scale in the full matrix only (it measures scale, not a wire
+	# fault; 187-300 s of the core's budget, which the failover hold's
+	# longer write stalls and the Debian 13 stage needed): rnvme and
+	# nvme_rdma (16 connects, three storms, their long outage), memory per
+	# controller and storm spread compared; the core keeps 11-storm's churn
+	SUITES="${SUITES:-$(pick "01 02 03 04 05 06 07 08 09 11" "")}" \
+	TEST_SCALE_DRIVERS=${TEST_SCALE_DRIVERS:-"rnvme inbox"} TEST_SCALE_STORMS=${TEST_SCALE_STORMS:-3} \
+	TEST_SCALE_LONG_DRIVERS=${TEST_SCALE_LONG_DRIVERS:-"rnvme inbox"} \
 		tests/run-all.sh --rig --kver "$KVER" --timeout "$(vm_limit 3600)" 2>&1 | tee "$OUT"/check/vm-rig.log
 	add_total "$OUT"/check/vm-rig.log "rig suites"
 elif [ "$module_ok" != 1 ]; then
@@ -458,6 +458,10 @@ if [ "${RNVME_SKIP_TRIXIE:-0}" != 1 ]; then
 			# 10-dkms's install, redirect and purge in the guest)
 			ks=$(pick "01 02 03 04 09 14 15" "01 02 03 04 09 10 14 15") pk=1
 			case $k in 6.12.*) ks=$(pick "01 02 03" "$ks") pk=$(pick 0 1) ;; esac
+			# 15-hostile on the newest line: in the core ten scenarios
+			# (connect, completion, rkey and CQ faults; 181 s for all of
+			# them in CI's last run), every one in the full matrix
+			TEST_HOSTILE=${TEST_HOSTILE:-$(pick "none reject io-connect-bad cqe-unknown-cid cqe-dup inv-wrong-rkey cqe-dup-poll connect-late cq-stall batch-post" "")} \
 			RNVME_KERNEL_CHECK_PACKAGES=$pk RNVME_TEST_TOOLS_DEB=${RNVME_TEST_TOOLS_DEB:-$(pick skip reuse)} \
 			RNVME_KERNEL_CHECK_TIMEOUT=$(vm_limit 1800) tests/root/kernel-check.sh "$k" "$ks" 2>&1 |
 				tee "$OUT"/check/trixie-$k.log
