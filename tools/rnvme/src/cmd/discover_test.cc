@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "cmd/commands.h"
@@ -91,6 +92,18 @@ TEST_F(DiscoverTest, ConfigJsonGivesTheDiscoveryControllersOptions) {
   args.config_json = "/srv/c.json";  // a port of an NVM subsystem is not this controller
   ASSERT_TRUE(run_discover(env.ctx, args).ok());
   EXPECT_EQ(env.fabrics.written[2].find("tos="), std::string::npos) << env.fabrics.written[2];
+}
+
+// A hostile target's subsystem NQN that is not UTF-8 still gives a JSON document (U+FFFD for
+// each bad byte); the strict dump() threw type_error 316 out of the command.
+TEST_F(DiscoverTest, JsonWithAnNqnThatIsNotUtf8) {
+  env.json();
+  env.dlog.pages["nvme6"] = make_discovery_log({{"nqn.\xff\xfe", "192.168.50.10", "4420"}});
+  Status st = Ok{};
+  ASSERT_NO_THROW(st = run_discover(env.ctx, args));
+  ASSERT_TRUE(st.ok());
+  const auto j = nlohmann::json::parse(env.out.str());
+  EXPECT_EQ(j["entries"][0]["subnqn"], "nqn.\xef\xbf\xbd\xef\xbf\xbd");
 }
 
 TEST_F(DiscoverTest, DryRunPrintsOptionString) {

@@ -20,6 +20,7 @@
 #include "core/topology.h"
 #include "core/doctor.h"
 #include "core/hostid.h"
+#include "core/json_text.h"
 #include "core/tune.h"
 #include "sys/fabric_probe.h"
 #include "sys/lock.h"
@@ -287,7 +288,7 @@ Result<std::optional<TuneState>> load_state(Context& ctx) {
   return std::optional<TuneState>{std::move(*s)};
 }
 
-std::string state_text(const TuneState& s) { return to_json(s).dump(2) + "\n"; }
+std::string state_text(const TuneState& s) { return dump_json(to_json(s), 2) + "\n"; }
 
 // Writes a state entry's value (`value`, or its original when restoring).
 Status write_entry(Context& ctx, const TuneStateEntry& e, const std::optional<std::string>& value,
