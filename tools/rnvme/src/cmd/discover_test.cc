@@ -94,6 +94,31 @@ TEST_F(DiscoverTest, ConfigJsonGivesTheDiscoveryControllersOptions) {
   EXPECT_EQ(env.fabrics.written[2].find("tos="), std::string::npos) << env.fabrics.written[2];
 }
 
+// nvme-cli takes the discovery controller as nvme6 or /dev/nvme6 (the log was read from
+// /dev//dev/nvme6).
+TEST_F(DiscoverTest, ExistingDeviceAsDevPath) {
+  args.device = "/dev/nvme6";
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  EXPECT_EQ(env.dlog.reads, std::vector<std::string>{"nvme6"});
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_TRUE(env.fs.writes.empty());
+  EXPECT_NE(env.out.str().find(kSubnqn), std::string::npos);
+}
+
+// What is not a controller's name is a usage error before anything is read or connected.
+TEST_F(DiscoverTest, DeviceThatIsNotAControllerIsAUsageError) {
+  for (const char* bad : {"nvme6n1", "/dev/nvme6n1", "../x", "/dev/../nvme6", "/dev//dev/nvme6"}) {
+    args.device = bad;
+    auto st = run_discover(env.ctx, args);
+    ASSERT_FALSE(st.ok()) << bad;
+    EXPECT_EQ(st.error().code, ErrorCode::kUsage) << bad;
+    EXPECT_EQ(st.error().message, fmt::format("'{}' is not a controller name", bad));
+  }
+  EXPECT_TRUE(env.dlog.reads.empty());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_TRUE(env.fs.writes.empty());
+}
+
 // A hostile target's subsystem NQN that is not UTF-8 still gives a JSON document (U+FFFD for
 // each bad byte); the strict dump() threw type_error 316 out of the command.
 TEST_F(DiscoverTest, JsonWithAnNqnThatIsNotUtf8) {

@@ -18,6 +18,7 @@
 
 #include "cmd/commands.h"
 #include "core/topology.h"
+#include "core/device_arg.h"
 #include "core/doctor.h"
 #include "core/hostid.h"
 #include "core/json_text.h"
@@ -1104,9 +1105,7 @@ Status run_tune(Context& ctx, FabricProbe& probe, const TuneArgs& args, const Tu
     }
     o.profile = *parse_tune_profile((*st)->profile);
     o.ctrls = (*st)->ctrls;
-    std::string dev = args.ctrls.empty() ? std::string() : args.ctrls[0];
-    if (dev.rfind("/dev/", 0) == 0) dev = dev.substr(5);
-    o.only_device = dev;
+    o.only_device = args.ctrls.empty() ? std::string() : std::string(strip_dev_prefix(args.ctrls[0]));
     if (!o.ctrls.empty()) {
       // a controller of the state that is gone (renumbered by a reconnect) is no error at boot
       std::erase_if(o.ctrls, [&](const std::string& c) {
