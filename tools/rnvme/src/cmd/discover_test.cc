@@ -44,6 +44,40 @@ TEST_F(DiscoverTest, PersistentKeepsTheController) {
   EXPECT_TRUE(env.fs.writes.empty());
 }
 
+// nvme-cli (fabrics.c, set_discovery_kato) gives a persistent discovery controller
+// keep_alive_tmo 30 (NVMF_DEF_DISC_TMO) unless -k says otherwise: a target that applies its
+// discovery KATO drops one without keep-alive.  One that only reads the log gets none.
+TEST_F(DiscoverTest, PersistentGetsNvmeClisKeepAlive) {
+  args.persistent = true;
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 1u);
+  EXPECT_NE(env.fabrics.written[0].find(",keep_alive_tmo=30"), std::string::npos)
+      << env.fabrics.written[0];
+
+  TestEnv given;
+  add_host_identity(given.fs);
+  given.fabrics.handler = env.fabrics.handler;
+  given.dlog.pages = env.dlog.pages;
+  DiscoverArgs k = args;
+  k.opts.keep_alive_tmo = 7;
+  ASSERT_TRUE(run_discover(given.ctx, k).ok());
+  ASSERT_EQ(given.fabrics.written.size(), 1u);
+  EXPECT_NE(given.fabrics.written[0].find(",keep_alive_tmo=7"), std::string::npos)
+      << given.fabrics.written[0];
+  EXPECT_EQ(given.fabrics.written[0].find("keep_alive_tmo=30"), std::string::npos);
+
+  TestEnv once;
+  add_host_identity(once.fs);
+  once.fabrics.handler = env.fabrics.handler;
+  once.dlog.pages = env.dlog.pages;
+  DiscoverArgs plain = args;
+  plain.persistent = false;
+  ASSERT_TRUE(run_discover(once.ctx, plain).ok());
+  ASSERT_EQ(once.fabrics.written.size(), 1u);
+  EXPECT_EQ(once.fabrics.written[0].find("keep_alive_tmo"), std::string::npos)
+      << once.fabrics.written[0];
+}
+
 TEST_F(DiscoverTest, ExistingDeviceIsUsedAndKept) {
   args.device = "nvme6";
   ASSERT_TRUE(run_discover(env.ctx, args).ok());
