@@ -27,6 +27,10 @@ const std::vector<Command>& command_table();
 // nvme-cli's --quiet (connect, connect-all, discover): no notes or warnings on stderr.
 void add_quiet_option(CLI::App& app, bool& quiet);
 
+// keep_alive_tmo of a persistent discovery controller when none is given (nvme-cli's
+// NVMF_DEF_DISC_TMO, seconds).
+inline constexpr int kPersistentDiscoveryKato = 30;
+
 struct DiscoverArgs {
   ConnectOptions opts;
   // -J: options not given come from this discovery controller's port there; "none": no file

@@ -2,6 +2,7 @@
 
 #include "cmd/commands.h"
 #include "core/config.h"
+#include "core/device_arg.h"
 #include "core/discovery.h"
 #include "sys/lock.h"
 #include "sys/sysfs.h"
@@ -169,15 +170,10 @@ void connect_log_entries(Context& ctx, const ConfigEntry& disc, const std::vecto
   }
 }
 
-std::string device_name(const std::string& device) {
-  return device.rfind("/dev/", 0) == 0 ? device.substr(5) : device;
-}
-
 // A persistent discovery controller that announced a change of its log (udev: NVME_AEN 0x70f002
 // on nvmeN, rnvme-connect@nvmeN.service): the log is read from that controller, never from a new
 // one, and each connection takes its transport, host address and host identity.
-Result<ConfigEntry> device_entry(Context& ctx, const ConnectAllArgs& args) {
-  const std::string dev = device_name(args.device);
+Result<ConfigEntry> device_entry(Context& ctx, const std::string& dev, const ConnectAllArgs& args) {
   const NvmeController* c = nullptr;
   const Topology topo = scan_topology(ctx.fs);
   for (const auto& s : topo.subsystems)
@@ -250,9 +246,13 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
   std::vector<ConfigEntry> discovery;  // discovery controllers to ask
   std::vector<ConfigEntry> direct;     // subsystems to connect as configured
   std::optional<ConfigEntry> from_device;
+  std::string device;  // --device: the controller's name (nvmeN)
   if (!args.device.empty()) {
+    auto name = controller_arg(args.device);
+    if (!name) return name.error();
+    device = std::move(*name);
     // the controller itself says where to connect
-    auto d = device_entry(ctx, args);
+    auto d = device_entry(ctx, device, args);
     if (!d) return d.error();
     from_device = std::move(*d);
   } else if (!args.event.empty()) {
@@ -315,7 +315,7 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
   ConnectAllOutcome out;
   DiscoveryWalk walk;
   if (from_device)
-    if (auto st = connect_from_device(ctx, device_name(args.device), *from_device, walk, out); !st)
+    if (auto st = connect_from_device(ctx, device, *from_device, walk, out); !st)
       return st;
   // Lines and ports for another transport, or that rnvme cannot honour, are skipped with why;
   // options that do not apply to RDMA are named once per line.

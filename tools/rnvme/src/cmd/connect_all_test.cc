@@ -196,6 +196,28 @@ TEST_F(ConnectAllTest, FromThePersistentDiscoveryControllerThatChanged) {
   EXPECT_EQ(run_connect_all(env.ctx, args).error().code, ErrorCode::kUsage);
 }
 
+// --device as nvme-cli takes it (nvme4 or /dev/nvme4); what is not a controller's name is a
+// usage error before the topology is read (a namespace was "no controller nvme4n1").
+TEST_F(ConnectAllTest, DeviceSpellings) {
+  add_controller(env.fs, "nvme4", "nvme-subsys4", std::string(kDiscoveryNqn), "rdma", "192.168.50.10",
+                 "4420");
+  env.dlog.pages["nvme4"] = make_discovery_log({{kSubnqn, "192.168.50.10", "4420"}});
+  next = 5;
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.device = "/dev/nvme4";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  EXPECT_EQ(env.dlog.reads, std::vector<std::string>{"nvme4"});
+  for (const char* bad : {"nvme4n1", "/dev/nvme4n1", "../nvme4", "/dev//dev/nvme4"}) {
+    args.device = bad;
+    auto st = run_connect_all(env.ctx, args);
+    ASSERT_FALSE(st.ok()) << bad;
+    EXPECT_EQ(st.error().code, ErrorCode::kUsage) << bad;
+    EXPECT_EQ(st.error().message, fmt::format("'{}' is not a controller name", bad));
+  }
+  EXPECT_EQ(env.dlog.reads.size(), 1u);
+}
+
 TEST_F(ConnectAllTest, FromConfigJsonDirectAndFailuresCounted) {
   env.json();
   env.fs.add("/etc/nvme/config.json", R"([{"subsystems": [

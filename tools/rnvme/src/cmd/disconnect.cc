@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "cmd/commands.h"
+#include "core/device_arg.h"
 #include "sys/sysfs.h"
 
 namespace rnvme {
@@ -10,11 +11,9 @@ Status run_disconnect(Context& ctx, const DisconnectArgs& args) {
     return make_error(ErrorCode::kUsage, "disconnect needs exactly one of --nqn or --device");
   std::vector<std::string> names;
   if (!args.device.empty()) {
-    std::string dev = args.device;
-    if (dev.rfind("/dev/", 0) == 0) dev = dev.substr(5);
-    if (!controller_instance(dev))
-      return make_error(ErrorCode::kUsage, fmt::format("'{}' is not a controller name", args.device),
-                        {}, "pass a controller such as nvme0 or /dev/nvme0");
+    auto arg = controller_arg(args.device);
+    if (!arg) return arg.error();
+    const std::string& dev = *arg;
     if (!ctx.fs.exists(fmt::format("{}/{}", kNvmeClass, dev)))
       return make_error(ErrorCode::kNotFound, fmt::format("no controller {}", dev), {},
                         "'rnvme list' shows the controllers");

@@ -3,7 +3,7 @@
 
 namespace rnvme {
 
-// The RDMA controllers (rnvme's and nvme_rdma's) unless -t names another transport: an RDMA tool
+// The RDMA controllers (rnvme's and nvme_rdma's) unless -r/-t names another transport: an RDMA tool
 // leaves TCP, FC and loop controllers alone.  A controller already being deleted is left to it.
 Status run_disconnect_all(Context& ctx, const DisconnectAllArgs& args) {
   std::vector<std::string> names;
@@ -25,7 +25,8 @@ Status run_disconnect_all(Context& ctx, const DisconnectAllArgs& args) {
 
 Action setup_disconnect_all(CLI::App& sub) {
   auto args = std::make_shared<DisconnectAllArgs>();
-  sub.add_option("-t,--transport", args->transport, "only controllers of this transport");
+  // -r is nvme-cli's letter; -t, rnvme's before it, stays an alias (nothing else here uses it).
+  sub.add_option("-r,-t,--transport", args->transport, "only controllers of this transport");
   return [args](Context& ctx) { return run_disconnect_all(ctx, *args); };
 }
 

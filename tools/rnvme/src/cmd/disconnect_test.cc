@@ -33,6 +33,9 @@ TEST_F(DisconnectTest, Errors) {
   EXPECT_EQ(run_disconnect(env.ctx, {"", ""}).error().code, ErrorCode::kUsage);
   EXPECT_EQ(run_disconnect(env.ctx, {kSubnqn, "nvme0"}).error().code, ErrorCode::kUsage);
   EXPECT_EQ(run_disconnect(env.ctx, {"", "nvme0n1"}).error().code, ErrorCode::kUsage);
+  EXPECT_EQ(run_disconnect(env.ctx, {"", "/dev/nvme0n1"}).error().code, ErrorCode::kUsage);
+  EXPECT_EQ(run_disconnect(env.ctx, {"", "../nvme2"}).error().code, ErrorCode::kUsage);
+  EXPECT_EQ(run_disconnect(env.ctx, {"", "nvme2\n"}).error().code, ErrorCode::kUsage);
   EXPECT_EQ(run_disconnect(env.ctx, {"", "nvme9"}).error().code, ErrorCode::kNotFound);
   EXPECT_EQ(run_disconnect(env.ctx, {"nqn.2024-01.io.rnvme:none", ""}).error().code, ErrorCode::kNotFound);
   env.fs.write_errors["/sys/class/nvme/nvme2/delete_controller"] = EACCES;

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "cmd/commands.h"
+#include "core/device_arg.h"
 #include "core/discovery.h"
 
 namespace rnvme {
@@ -9,10 +10,19 @@ Status run_discover(Context& ctx, DiscoverArgs args) {
   if (args.quiet) ctx.out.set_quiet(true);
   if (args.opts.nqn.empty()) args.opts.nqn = std::string(kDiscoveryNqn);
   for (const auto& n : args.opts.ignored) ctx.out.note(n);
-  std::string device = args.device;
+  std::string device;  // the discovery controller (nvmeN)
   bool ours = false;  // connected here, so removed again unless --persistent
-  if (device.empty()) {
+  if (!args.device.empty()) {
+    // nvme-cli's spellings: nvme3 or /dev/nvme3
+    auto name = controller_arg(args.device);
+    if (!name) return name.error();
+    device = std::move(*name);
+  } else {
     if (auto st = apply_config_json(ctx, args.config_json, args.opts); !st) return st;
+    // nvme-cli's keep-alive for a discovery controller that stays (NVMF_DEF_DISC_TMO): a target
+    // that applies its discovery KATO would drop one without.  A value given (-k, config.json)
+    // is kept, 0 too (rnvme can tell 0 from none; nvme-cli cannot).
+    if (args.persistent && !args.opts.keep_alive_tmo) args.opts.keep_alive_tmo = kPersistentDiscoveryKato;
     auto c = connect_controller(ctx, args.opts);
     if (!c) return c.error();
     if (c->dry_run) {
@@ -43,7 +53,7 @@ Action setup_discover(CLI::App& sub) {
                  "nvme-cli's JSON configuration: options not given here come from this discovery "
                  "controller's port there; 'none' for no file")
       ->capture_default_str();
-  sub.add_option("--device", args->device, "use an existing discovery controller (nvmeN)");
+  sub.add_option("--device", args->device, "use an existing discovery controller (nvmeN or /dev/nvmeN)");
   sub.add_flag("-p,--persistent", args->persistent, "keep the discovery controller connected");
   add_quiet_option(sub, args->quiet);
   return [args](Context& ctx) { return run_discover(ctx, *args); };

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "cmd/commands.h"
@@ -41,6 +42,40 @@ TEST_F(DiscoverTest, PersistentKeepsTheController) {
   args.persistent = true;
   ASSERT_TRUE(run_discover(env.ctx, args).ok());
   EXPECT_TRUE(env.fs.writes.empty());
+}
+
+// nvme-cli (fabrics.c, set_discovery_kato) gives a persistent discovery controller
+// keep_alive_tmo 30 (NVMF_DEF_DISC_TMO) unless -k says otherwise: a target that applies its
+// discovery KATO drops one without keep-alive.  One that only reads the log gets none.
+TEST_F(DiscoverTest, PersistentGetsNvmeClisKeepAlive) {
+  args.persistent = true;
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 1u);
+  EXPECT_NE(env.fabrics.written[0].find(",keep_alive_tmo=30"), std::string::npos)
+      << env.fabrics.written[0];
+
+  TestEnv given;
+  add_host_identity(given.fs);
+  given.fabrics.handler = env.fabrics.handler;
+  given.dlog.pages = env.dlog.pages;
+  DiscoverArgs k = args;
+  k.opts.keep_alive_tmo = 7;
+  ASSERT_TRUE(run_discover(given.ctx, k).ok());
+  ASSERT_EQ(given.fabrics.written.size(), 1u);
+  EXPECT_NE(given.fabrics.written[0].find(",keep_alive_tmo=7"), std::string::npos)
+      << given.fabrics.written[0];
+  EXPECT_EQ(given.fabrics.written[0].find("keep_alive_tmo=30"), std::string::npos);
+
+  TestEnv once;
+  add_host_identity(once.fs);
+  once.fabrics.handler = env.fabrics.handler;
+  once.dlog.pages = env.dlog.pages;
+  DiscoverArgs plain = args;
+  plain.persistent = false;
+  ASSERT_TRUE(run_discover(once.ctx, plain).ok());
+  ASSERT_EQ(once.fabrics.written.size(), 1u);
+  EXPECT_EQ(once.fabrics.written[0].find("keep_alive_tmo"), std::string::npos)
+      << once.fabrics.written[0];
 }
 
 TEST_F(DiscoverTest, ExistingDeviceIsUsedAndKept) {
@@ -91,6 +126,43 @@ TEST_F(DiscoverTest, ConfigJsonGivesTheDiscoveryControllersOptions) {
   args.config_json = "/srv/c.json";  // a port of an NVM subsystem is not this controller
   ASSERT_TRUE(run_discover(env.ctx, args).ok());
   EXPECT_EQ(env.fabrics.written[2].find("tos="), std::string::npos) << env.fabrics.written[2];
+}
+
+// nvme-cli takes the discovery controller as nvme6 or /dev/nvme6 (the log was read from
+// /dev//dev/nvme6).
+TEST_F(DiscoverTest, ExistingDeviceAsDevPath) {
+  args.device = "/dev/nvme6";
+  ASSERT_TRUE(run_discover(env.ctx, args).ok());
+  EXPECT_EQ(env.dlog.reads, std::vector<std::string>{"nvme6"});
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_TRUE(env.fs.writes.empty());
+  EXPECT_NE(env.out.str().find(kSubnqn), std::string::npos);
+}
+
+// What is not a controller's name is a usage error before anything is read or connected.
+TEST_F(DiscoverTest, DeviceThatIsNotAControllerIsAUsageError) {
+  for (const char* bad : {"nvme6n1", "/dev/nvme6n1", "../x", "/dev/../nvme6", "/dev//dev/nvme6"}) {
+    args.device = bad;
+    auto st = run_discover(env.ctx, args);
+    ASSERT_FALSE(st.ok()) << bad;
+    EXPECT_EQ(st.error().code, ErrorCode::kUsage) << bad;
+    EXPECT_EQ(st.error().message, fmt::format("'{}' is not a controller name", bad));
+  }
+  EXPECT_TRUE(env.dlog.reads.empty());
+  EXPECT_TRUE(env.fabrics.written.empty());
+  EXPECT_TRUE(env.fs.writes.empty());
+}
+
+// A hostile target's subsystem NQN that is not UTF-8 still gives a JSON document (U+FFFD for
+// each bad byte); the strict dump() threw type_error 316 out of the command.
+TEST_F(DiscoverTest, JsonWithAnNqnThatIsNotUtf8) {
+  env.json();
+  env.dlog.pages["nvme6"] = make_discovery_log({{"nqn.\xff\xfe", "192.168.50.10", "4420"}});
+  Status st = Ok{};
+  ASSERT_NO_THROW(st = run_discover(env.ctx, args));
+  ASSERT_TRUE(st.ok());
+  const auto j = nlohmann::json::parse(env.out.str());
+  EXPECT_EQ(j["entries"][0]["subnqn"], "nqn.\xef\xbf\xbd\xef\xbf\xbd");
 }
 
 TEST_F(DiscoverTest, DryRunPrintsOptionString) {

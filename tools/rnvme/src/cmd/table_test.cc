@@ -146,6 +146,19 @@ TEST(CommandTable, ConnectAndDiscoverConfigOption) {
   }
 }
 
+// nvme-cli's letter for disconnect-all's transport is -r; rnvme's -t stays as an alias.
+TEST(CommandTable, DisconnectAllTransportLetters) {
+  for (std::string letter : {"-r", "-t", "--transport"}) {
+    TestEnv env;
+    add_sample_controllers(env.fs);
+    add_controller(env.fs, "nvme4", "nvme-subsys4", "nqn.2024-01.io.rnvme:tcp", "tcp",
+                   "192.168.60.10", "4420");
+    ASSERT_TRUE(run_cli(env, {"disconnect-all", letter, "tcp"}).ok()) << letter;
+    EXPECT_EQ(deleted_paths(env.fs), std::vector<std::string>{"/sys/class/nvme/nvme4/delete_controller"})
+        << letter;
+  }
+}
+
 TEST(CommandTable, NonNumericValueIsAParseError) {
   TestEnv env;
   EXPECT_THROW((void)run_cli(env, {"connect", "-a", "10.0.0.1", "-n", kSubnqn, "--queue-size", "lots"}),

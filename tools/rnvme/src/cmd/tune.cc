@@ -18,8 +18,10 @@
 
 #include "cmd/commands.h"
 #include "core/topology.h"
+#include "core/device_arg.h"
 #include "core/doctor.h"
 #include "core/hostid.h"
+#include "core/json_text.h"
 #include "core/tune.h"
 #include "sys/fabric_probe.h"
 #include "sys/lock.h"
@@ -287,7 +289,7 @@ Result<std::optional<TuneState>> load_state(Context& ctx) {
   return std::optional<TuneState>{std::move(*s)};
 }
 
-std::string state_text(const TuneState& s) { return to_json(s).dump(2) + "\n"; }
+std::string state_text(const TuneState& s) { return dump_json(to_json(s), 2) + "\n"; }
 
 // Writes a state entry's value (`value`, or its original when restoring).
 Status write_entry(Context& ctx, const TuneStateEntry& e, const std::optional<std::string>& value,
@@ -1103,9 +1105,7 @@ Status run_tune(Context& ctx, FabricProbe& probe, const TuneArgs& args, const Tu
     }
     o.profile = *parse_tune_profile((*st)->profile);
     o.ctrls = (*st)->ctrls;
-    std::string dev = args.ctrls.empty() ? std::string() : args.ctrls[0];
-    if (dev.rfind("/dev/", 0) == 0) dev = dev.substr(5);
-    o.only_device = dev;
+    o.only_device = args.ctrls.empty() ? std::string() : std::string(strip_dev_prefix(args.ctrls[0]));
     if (!o.ctrls.empty()) {
       // a controller of the state that is gone (renumbered by a reconnect) is no error at boot
       std::erase_if(o.ctrls, [&](const std::string& c) {

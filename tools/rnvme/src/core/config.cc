@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/connect_cli.h"
+#include "core/json_text.h"
 
 namespace rnvme {
 namespace {
@@ -264,7 +265,7 @@ std::string render_config_json(const std::vector<ConnectOptions>& ports) {
     }
     (*sub)["ports"].push_back(std::move(port));
   }
-  return hosts.dump(2) + "\n";
+  return dump_json(hosts, 2) + "\n";
 }
 
 Result<ConfigEntry> parse_event_instance(std::string_view instance) {

@@ -292,6 +292,19 @@ TEST(ConfigJson, RenderedInNvmeCliLayoutAndReadBack) {
   EXPECT_EQ(render_config_json({}), "[]\n");
 }
 
+// --dump-config writes NQNs a discovery log gave: bytes that are not UTF-8 are U+FFFD in valid
+// JSON, not a type_error 316 out of the command.
+TEST(ConfigJson, RenderedWithAnNqnThatIsNotUtf8) {
+  ConnectOptions a;
+  a.nqn = "nqn.\xff\xfe";
+  a.traddr = "192.168.50.10";
+  std::string text;
+  ASSERT_NO_THROW(text = render_config_json({a}));
+  const auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j[0]["subsystems"][0]["nqn"], "nqn.\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(text.back(), '\n');
+}
+
 TEST(EventInstance, TraddrAndPortOfTheDiscoveryController) {
   auto e = parse_event_instance("192.0.2.2_4420");
   ASSERT_TRUE(e) << e.error().message;

@@ -192,6 +192,35 @@ TEST(Printer, EveryJsonDocumentCarriesTheSchemaVersion) {
   EXPECT_EQ(render(Format::kText, Topology{}).find("version"), std::string::npos);
 }
 
+// Strings from a target or the kernel are untrusted: a subsystem NQN, a kernel line or a module
+// record with bytes that are not UTF-8 is shown with U+FFFD, in valid JSON, and never throws
+// (j.dump()'s strict handler threw type_error 316: "internal error", std::terminate in an error).
+TEST(Printer, JsonShowsBytesThatAreNotUtf8AsReplacementCharacters) {
+  const std::string bad = "nqn.\xff\xfe";
+  const std::string shown = "nqn.\xef\xbf\xbd\xef\xbf\xbd";  // two U+FFFD
+  auto log = decode_discovery_log(testing::make_discovery_log({{bad, "192.168.50.10", "4420"}}));
+  ASSERT_TRUE(log.ok());
+  std::string text;
+  ASSERT_NO_THROW(text = render(Format::kJson, *log));
+  EXPECT_EQ(nlohmann::json::parse(text)["entries"][0]["subnqn"], shown);
+  Topology t = sample_topology();
+  t.subsystems[0].nqn = bad;
+  t.subsystems[0].controllers[0].subsysnqn = bad;
+  ASSERT_NO_THROW(text = render(Format::kJson, t));
+  EXPECT_EQ(nlohmann::json::parse(text)["subsystems"][0]["nqn"], shown);
+
+  Error e = make_error(ErrorCode::kConnect, "connect to " + bad + " failed");
+  e.evidence = {"nvme nvme0: " + bad};
+  e.record = {{"subnqn", bad}};
+  std::ostringstream out, err;
+  ASSERT_NO_THROW(Printer(Format::kJson, out, err).print_error(e));
+  const auto j = nlohmann::json::parse(err.str());
+  EXPECT_EQ(j["error"]["message"], "connect to " + shown + " failed");
+  EXPECT_EQ(j["error"]["evidence"][0], "nvme nvme0: " + shown);
+  EXPECT_EQ(j["error"]["record"]["subnqn"], shown);
+  EXPECT_EQ(j["version"], kJsonSchemaVersion);
+}
+
 TEST(Printer, HumanSize) {
   EXPECT_EQ(human_size(512), "512 B");
   EXPECT_EQ(human_size(1073741824), "1.00 GiB");

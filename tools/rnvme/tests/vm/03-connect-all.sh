@@ -88,8 +88,12 @@ check "no controller left" wait_for 30 fx_no_fabrics_ctrls
 
 # The udev path, fired by a real discovery log change: a persistent discovery controller, the
 # shipped rule in a udevd of this guest (its RUN the unit's command: systemd is not PID 1 here),
-# and nvmet adding a subsystem to the port.
+# and nvmet adding a subsystem to the port, then two more, one after the other.
 rules=$REPO/tools/rnvme/units/71-rnvme-autoconnect.rules
+CHG_NQN3=nqn.2014-08.org.nvmexpress.rnvme:change3
+CHG_NQN4=nqn.2014-08.org.nvmexpress.rnvme:change4
+# shellcheck disable=SC2317  # called through wait_for
+ctrls_for_nqn_nonempty() { [ -n "$(ctrls_for_nqn "$1")" ]; }
 udevd=/lib/systemd/systemd-udevd
 if [ -x "$udevd" ] && command -v udevadm >/dev/null; then
 	rm -f "$NVMET_CFS/ports/1/subsystems/$TEST_NQN2"
@@ -97,7 +101,8 @@ if [ -x "$udevd" ] && command -v udevadm >/dev/null; then
 	rn -o json discover --persistent --transport "$TRANSPORT" --traddr "$TGT_IP4" --trsvcid "$TGT_PORT" --host-traddr "$HOST_IP4"
 	expect_rc "a persistent discovery controller" 0
 	dc=$(comm -13 <(echo "$before") <(fabrics_ctrls) | head -n 1)
-	printf '#!/bin/sh\nexec %s connect-all --device "$1" >> /run/rnvme-udev.log 2>&1\n' "$RNVME_BIN" > /run/rnvme-connect.sh
+	: > /run/rnvme-udev.log
+	printf '#!/bin/sh\necho "rule: connect-all --device $1" >> /run/rnvme-udev.log\nexec %s connect-all --device "$1" >> /run/rnvme-udev.log 2>&1\n' "$RNVME_BIN" > /run/rnvme-connect.sh
 	chmod +x /run/rnvme-connect.sh
 	mkdir -p /run/udev/rules.d
 	sed 's|/bin/systemctl --no-block start rnvme-connect@$kernel.service|/run/rnvme-connect.sh $kernel|' "$rules" \
@@ -125,6 +130,30 @@ if [ -x "$udevd" ] && command -v udevadm >/dev/null; then
 		else
 			not_ok "no second discovery controller" "$(fabrics_ctrls | tr '\n' ' ')"
 		fi
+		# Changes two and three in a row (issue 53, item 1): nvmet announces a discovery log
+		# change only once a read of the log has cleared the last one (Get Log Page with RAE=0),
+		# so a tool that reads with RAE=1 alone sees the first change and no other.
+		n_change=1
+		for extra in "$CHG_NQN3" "$CHG_NQN4"; do
+			n_change=$((n_change + 1))
+			runs=$(grep -c '^rule: ' /run/rnvme-udev.log 2>/dev/null)
+			fx_target_up --nqn "$extra" --port 1 --backing file --size 16 || not_ok "nvmet adds $extra to the port"
+			t=$(now_ns)
+			if wait_for 60 ctrls_for_nqn_nonempty "$extra"; then
+				ok "change $n_change in a row on $dc reached the rule, which connected $extra in $(secs_since "$t") s"
+			else
+				not_ok "change $n_change in a row on $dc reached the rule and connected $extra" \
+					"rule runs before: $runs, now: $(grep -c '^rule: ' /run/rnvme-udev.log 2>/dev/null)" \
+					"$(tail -n 20 /run/rnvme-udev.log 2>/dev/null)" "$(dmesg | tail -n 5)"
+			fi
+			check "the rule ran once more for change $n_change" \
+				test "$(grep -c '^rule: ' /run/rnvme-udev.log 2>/dev/null)" -gt "$runs"
+		done
+		if [ -e "/sys/class/nvme/$dc" ] && [ "$(fabrics_ctrls | wc -l)" -le 5 ]; then
+			ok "three changes, one discovery controller ($dc) throughout"
+		else
+			not_ok "one discovery controller through three changes" "$(fabrics_ctrls | tr '\n' ' ')"
+		fi
 		udevadm control --exit 2>/dev/null
 	else
 		not_ok "udevd with the rule in the guest" "dc '$dc'" "$(cat /run/udev/rules.d/71-rnvme-autoconnect.rules)"
@@ -132,6 +161,8 @@ if [ -x "$udevd" ] && command -v udevadm >/dev/null; then
 	rm -f /run/udev/rules.d/71-rnvme-autoconnect.rules /run/rnvme-connect.sh
 	rn disconnect-all
 	check "no controller left (udev path)" wait_for 30 fx_no_fabrics_ctrls
+	# port 1 exports the two subsystems again, as the referral round expects
+	rm -f "$NVMET_CFS/ports/1/subsystems/$CHG_NQN3" "$NVMET_CFS/ports/1/subsystems/$CHG_NQN4"
 else
 	tap_skip "no systemd-udevd/udevadm on this root (package udev)" "the udev path connects a subsystem added to a discovery log"
 fi

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "core/json_text.h"
 #include "core/printer/common.h"
 
 namespace rnvme {
@@ -37,7 +38,7 @@ int exit_code(ErrorCode code) { return static_cast<int>(code); }
 
 void Printer::emit(std::ostream& os, nlohmann::json j, int indent) {
   j["version"] = kJsonSchemaVersion;
-  os << j.dump(indent) << '\n';
+  os << dump_json(j, indent) << '\n';
 }
 
 void Printer::json(const nlohmann::json& j) { emit(out_, j); }
