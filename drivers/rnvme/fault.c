@@ -9,7 +9,8 @@
  * delay_ms: when the attribute fires, the code at the point busy-waits that
  * long, so that a hostile target's message lands inside the window every
  * time instead of by luck.  post_chain instead makes a batched post fail
- * part way (io.c), which no provider does on demand.
+ * part way (io.c), which no provider does on demand, and chain_open leaves
+ * a batch open with no last request, which blk-mq does only in a race.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -41,6 +42,10 @@ static struct rnvme_fi rnvme_fi[RNVME_FI_NR] = {
 	},
 	[RNVME_FI_POST_CHAIN] = {
 		.name = "post_chain",
+		.attr = FAULT_ATTR_INITIALIZER,
+	},
+	[RNVME_FI_CHAIN_OPEN] = {
+		.name = "chain_open",
 		.attr = FAULT_ATTR_INITIALIZER,
 	},
 };

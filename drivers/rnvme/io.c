@@ -1672,7 +1672,7 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	 */
 	if (unlikely(!queue->ordered))
 		err = rnvme_map_submit(queue, rq, c, false, true, &posting);
-	else if (likely(bd->last))
+	else if (likely(bd->last) && !rnvme_fi_fail(RNVME_FI_CHAIN_OPEN))
 		err = rnvme_map_submit(queue, rq, c, true, true, &posting);
 	else
 		err = rnvme_map_submit(queue, rq, c, true, false, &posting);

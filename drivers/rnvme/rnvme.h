@@ -755,6 +755,12 @@ enum rnvme_fi_point {
 	RNVME_FI_CQ_STALL,
 	/* a batch's post: the provider takes only its first half */
 	RNVME_FI_POST_CHAIN,
+	/*
+	 * an I/O queue's request queued as if more followed, and then neither
+	 * a last request nor commit_rqs (blk-mq's plug flushed into a queue
+	 * quiesced part way)
+	 */
+	RNVME_FI_CHAIN_OPEN,
 	RNVME_FI_NR,
 };
 

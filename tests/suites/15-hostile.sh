@@ -520,6 +520,53 @@ if want batch-post; then
 	fi
 fi
 
+# A batch left open (issue 54, item 1): an I/O queue's request queued as if
+# more followed, and then neither a last request nor commit_rqs, which
+# blk-mq does when a plug is flushed into a queue quiesced part way (point
+# chain_open holds the request back the same way).  A reset then tears the
+# association down under it: the open batch must end with it (its request
+# never reached the wire: retried at once), and must not be posted on the
+# next association's QP, where its work requests are those of a request
+# cancelled meanwhile and perhaps queued again.
+if want chain-open; then
+	if fi_has chain_open && connected_scenario chain-open; then
+		r=/sys/class/nvme/$CTRL/rnvme
+		rec0=$(cat "$r/error_recoveries")
+		fi_arm chain_open 0
+		t=$(now_ns)
+		timeout 60 dd if="$DEV" of=/dev/null bs=4k count=1 skip=7 iflag=direct 2>/dev/null &
+		dd_pid=$!
+		sleep 2
+		if kill -0 "$dd_pid" 2>/dev/null; then
+			ok "chain-open: a read waits in a batch left open ($(secs_since "$t") s)"
+		else
+			not_ok "chain-open: a read waits in a batch left open" "dd ended within 2 s: the point did not fire" \
+				"$(cat "$FI/chain_open/times") times left"
+		fi
+		fi_disarm chain_open
+		t=$(now_ns)
+		echo 1 > "/sys/class/nvme/$CTRL/reset_controller"
+		dd_rc=0
+		wait "$dd_pid" || dd_rc=$?
+		tap_result "chain-open: the read ended after the reset (exit $dd_rc, $(secs_since "$t") s after it)" "$dd_rc"
+		wait_for 30 ctrl_live "$CTRL" || not_ok "chain-open: $CTRL live again after the reset" "$(cat "/sys/class/nvme/$CTRL/state")"
+		ended=$(fx_dmesg_since_mark | grep -c 'batched request(s) not posted: ended with a host path error')
+		tap_result "chain-open: the stop ended the open batch ($ended time(s))" "$([ "$ended" -ge 1 ] && echo 0 || echo 1)" \
+			"$(fx_dmesg_since_mark | grep -E 'nvme|rnvme' | tail -n 8)"
+		fio_verify "$DEV" 120 chain-open 4
+		bad=$(fx_dmesg_since_mark | grep -E 'response for unknown command|(duplicate|stale) response|genctr mismatch|posting SEND failed|Call Trace' | head -n 5)
+		rec1=$(cat "$r/error_recoveries")
+		tap_result "chain-open: the next association posted nothing of the old one (no error recovery: $rec0 -> $rec1; no stray response)" \
+			"$([ -z "$bad" ] && [ "$rec1" = "$rec0" ] && echo 0 || echo 1)" "$bad"
+		fx_host_disconnect_all
+		nothing_left chain-open
+		target_stop
+	elif ! fi_has chain_open; then
+		tap_skip "needs a batch held open (rnvme on a kernel with CONFIG_FAULT_INJECTION_DEBUG_FS)" \
+			"chain-open: a batch left open when its queue stops"
+	fi
+fi
+
 # ---------------------------------------------------------------- faults that need no recovery
 # A completion before the host's Fabrics Connect, on the admin queue and on
 # I/O queue 1: the host posts its receive buffers only when it starts the
