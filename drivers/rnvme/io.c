@@ -1729,6 +1729,13 @@ static int rnvme_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 	 */
 	if (cq)
 		found = ib_process_cq_direct(cq, queue->cq_size);
+	/*
+	 * Every access of this call to the CQ, the QP and the requests before
+	 * the count drops: the fence frees them once it reads zero.  A plain
+	 * atomic_dec() orders nothing (x86's locked instruction would, by
+	 * accident); pairs with the smp_mb() after the fence's loop.
+	 */
+	smp_mb__before_atomic();
 	atomic_dec(&queue->pollers);
 	return found;
 }

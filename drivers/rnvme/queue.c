@@ -244,7 +244,10 @@ static int rnvme_create_cq(struct rnvme_queue *queue, struct ib_device *ibdev)
  * (rnvme_poll counts itself in @pollers before it reads @ib_cq; with the
  * barrier on each side, a poller either sees NULL or is seen here).
  * Everything a completion handler touches (the QP, the MRs, the receive
- * ring) may be freed only after this.  Process context.
+ * ring) may be freed only after this: a poller's last access to them is
+ * ordered before its count drops (smp_mb__before_atomic() there), and the
+ * read that sees zero before what the caller frees (the smp_mb() below).
+ * Process context.
  */
 static struct ib_cq *rnvme_fence_pollers(struct rnvme_queue *queue)
 {
