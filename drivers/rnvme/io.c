@@ -774,7 +774,8 @@ static void rnvme_post_failed(struct rnvme_queue *queue, bool signaled,
  * refuse a chain part way (bad_wr: it and what follows were not posted):
  * the batch's last request fails as a lone post does; the earlier ones,
  * which queue_rq already accepted, end with a host path error (retried,
- * or failed over), each exactly once.
+ * or failed over), each exactly once.  A batch still open when its queue
+ * stops ends the same way (rnvme_chain_drop()).
  */
 
 /*
@@ -825,6 +826,48 @@ static int rnvme_post_chain_wrs(struct rnvme_queue *queue,
 }
 
 /*
+ * Unlink the requests of a batch taken off @queue (@first on), under
+ * post_lock.  From @stop on (NULL: none) they were not posted: their counts
+ * are taken back and, all but @cur, they are put on @queue's chain_failed
+ * for the caller to end.  @err: the provider's error for the log, or 0 when
+ * nothing was tried (the queue is being stopped).
+ */
+static void rnvme_chain_unlink(struct rnvme_queue *queue,
+			       struct rnvme_request *first,
+			       struct rnvme_request *stop,
+			       struct rnvme_request *cur, int err)
+{
+	struct rnvme_request **failed = &queue->chain_failed;
+	struct rnvme_request *req, *next;
+	bool unposted = false, signaled;
+
+	while (*failed)
+		failed = &(*failed)->chain_next;
+	for (req = first; req; req = next) {
+		next = req->chain_next;
+		req->chain_next = NULL;
+		/* the work requests end their own chain again */
+		req->send_wr.next = NULL;
+		if (req == stop)
+			unposted = true;
+		if (!unposted)
+			continue;
+		signaled = req->send_wr.send_flags & IB_SEND_SIGNALED;
+		rnvme_uncount_locked(queue, req, signaled);
+		if (err)
+			rnvme_post_failed(queue, signaled, err);
+		else if (signaled)
+			atomic_dec(&queue->sends_pending);
+		if (req == cur)
+			continue;
+		if (rnvme_tele_counting(req))
+			rnvme_tele_submitted(queue, req, true, -1ULL);
+		*failed = req;
+		failed = &req->chain_next;
+	}
+}
+
+/*
  * Post @queue's batch, under post_lock.  Return: 0, or the provider's error
  * when some of it was not posted: the request bad_wr names and those after
  * it (all of them, should bad_wr name none).  Those are taken back (counts,
@@ -835,10 +878,8 @@ static int rnvme_post_chain_wrs(struct rnvme_queue *queue,
 static noinline int rnvme_chain_post(struct rnvme_queue *queue,
 				     struct rnvme_request *cur)
 {
-	struct rnvme_request *first = queue->chain, *req, *next, *stop = NULL;
-	struct rnvme_request **failed = &queue->chain_failed;
+	struct rnvme_request *first = queue->chain, *req, *stop = NULL;
 	const struct ib_send_wr *bad = NULL;
-	bool unposted = false, signaled;
 	int ret;
 
 	lockdep_assert_held(&queue->post_lock);
@@ -864,29 +905,9 @@ static noinline int rnvme_chain_post(struct rnvme_queue *queue,
 				break;
 			}
 	}
-	while (*failed)
-		failed = &(*failed)->chain_next;
-	for (req = first; req; req = next) {
-		next = req->chain_next;
-		req->chain_next = NULL;
-		/* the work requests end their own chain again */
-		req->send_wr.next = NULL;
-		if (req == stop)
-			unposted = true;
-		if (!unposted)
-			continue;
-		signaled = req->send_wr.send_flags & IB_SEND_SIGNALED;
-		rnvme_uncount_locked(queue, req, signaled);
-		rnvme_post_failed(queue, signaled, ret);
-		if (req == stop && req->mr && bad == &req->send_wr)
-			rnvme_mr_orphan(queue, req);
-		if (req == cur)
-			continue;
-		if (rnvme_tele_counting(req))
-			rnvme_tele_submitted(queue, req, true, -1ULL);
-		*failed = req;
-		failed = &req->chain_next;
-	}
+	rnvme_chain_unlink(queue, first, stop, cur, ret);
+	if (stop && stop->mr && bad == &stop->send_wr)
+		rnvme_mr_orphan(queue, stop);
 	return ret;
 }
 
@@ -1591,12 +1612,43 @@ static noinline void rnvme_chain_flush(struct rnvme_queue *queue)
 		rnvme_chain_end_failed(queue, failed);
 }
 
+/**
+ * rnvme_chain_drop - end the batch of a queue being stopped, unposted
+ * @queue: a queue whose QP was drained
+ *
+ * blk-mq promises neither a last request nor commit_rqs after one queued
+ * with more to follow: a plug flushed into a queue quiesced part way
+ * inserts the rest itself and calls neither.  Such a batch must not outlive
+ * its association (the next one's first post would send its work requests,
+ * of requests cancelled meanwhile and perhaps reused, on a new QP).  Its
+ * requests never reached the wire: they end with a host path error, retried
+ * or failed over at once, as a batch the provider refused.
+ */
+void rnvme_chain_drop(struct rnvme_queue *queue)
+{
+	struct rnvme_request *first, *failed;
+	unsigned long flags;
+
+	spin_lock_irqsave(&queue->post_lock, flags);
+	first = queue->chain;
+	WRITE_ONCE(queue->chain, NULL);
+	if (first)
+		rnvme_chain_unlink(queue, first, first, NULL, 0);
+	failed = queue->chain_failed;
+	queue->chain_failed = NULL;
+	spin_unlock_irqrestore(&queue->post_lock, flags);
+	if (failed)
+		rnvme_chain_end_failed(queue, failed);
+}
+
 /*
  * queue_rq ends without posting its request: a batch waiting for its last
  * request must not wait for this one, since blk-mq calls commit_rqs only
  * when it knows the batch ended early (not when its last request failed,
- * or was completed at once with a path error).  Only this CPU's own batch
- * matters here, which it sees without the lock.
+ * or was completed at once with a path error).  The batch is the queue's,
+ * shared by every CPU that dispatches to its hctx: another CPU's open batch
+ * is posted with it, early but in order, and its own last request then
+ * posts alone.  The test without the lock is a hint; the flush takes it.
  */
 static __always_inline void rnvme_chain_kick(struct rnvme_queue *queue)
 {

@@ -878,6 +878,8 @@ static void __rnvme_stop_queue(struct rnvme_queue *queue)
 	ib_drain_qp(queue->qp);
 	/* no completion comes any more: cancelling ends what waited for one */
 	rnvme_drop_parked(queue);
+	/* a batch whose last request never came is not posted any more */
+	rnvme_chain_drop(queue);
 }
 
 /**
