@@ -1140,6 +1140,14 @@ static void rnvme_ack_wd_work(struct work_struct *work)
 
 		if (!test_bit(RNVME_Q_LIVE, &queue->flags) || queue->poll)
 			continue;
+		/*
+		 * A batch still open here was left by blk-mq (no last
+		 * request, no commit_rqs): its SENDs are counted as posted
+		 * and only a post makes them so.  One being built right now
+		 * goes out early, in order, which costs a doorbell.
+		 */
+		if (queue->ordered && READ_ONCE(queue->chain))
+			rnvme_chain_flush(queue);
 		pending = atomic_read(&queue->sends_pending);
 		seq = atomic_read(&queue->send_seq);
 		rsps = READ_ONCE(queue->rsp_count);

@@ -1597,8 +1597,14 @@ static __always_inline int rnvme_map_submit(struct rnvme_queue *queue,
 	return err;
 }
 
-/* post what @queue's batch holds, and end what of it the provider refused */
-static noinline void rnvme_chain_flush(struct rnvme_queue *queue)
+/**
+ * rnvme_chain_flush - post what @queue's batch holds
+ * @queue: an ordered I/O queue
+ *
+ * What of it the provider refused ends with a host path error.  Any context
+ * but hard IRQ (takes post_lock with interrupts off).
+ */
+noinline void rnvme_chain_flush(struct rnvme_queue *queue)
 {
 	struct rnvme_request *failed;
 	unsigned long flags;

@@ -596,7 +596,8 @@ int rnvme_post_probe(struct rnvme_queue *queue)
 	/*
 	 * A batch not posted yet (io.c, "Batched posting") has SENDs numbered
 	 * before the probe's number; its post, due as soon as blk-mq's
-	 * dispatch ends, is what to wait for.
+	 * dispatch ends (or by the watchdog's next check, should blk-mq leave
+	 * it open), is what to wait for.
 	 */
 	if (queue->chain) {
 		spin_unlock_irqrestore(&queue->post_lock, flags);

@@ -739,6 +739,7 @@ void rnvme_abort_queue_requests(struct rnvme_queue *queue);
 void rnvme_unpark(struct rnvme_queue *queue);
 void rnvme_drop_parked(struct rnvme_queue *queue);
 void rnvme_chain_drop(struct rnvme_queue *queue);
+void rnvme_chain_flush(struct rnvme_queue *queue);
 void rnvme_hold_request(struct request *rq);
 void rnvme_io_init(void);
 void rnvme_io_exit(void);
