@@ -1549,9 +1549,9 @@ static __always_inline int __rnvme_submit(struct rnvme_queue *queue,
 }
 
 /*
- * Map a request's data and post it.  An ordered queue does both under
- * post_lock: the section that numbers and posts the SEND also takes the
- * request's MR (rnvme_mr_get()).  irqsave, not _bh: leaving a _bh section
+ * Map a request's data, start it and post it.  An ordered queue does all
+ * under post_lock: the section that numbers and posts the SEND also takes
+ * the request's MR (rnvme_mr_get()).  irqsave, not _bh: leaving a _bh section
  * runs the softirqs the post raised (the whole exchange over Soft-RoCE)
  * before the next command is queued, which serializes a deep queue.
  *
@@ -1575,6 +1575,13 @@ static __always_inline int rnvme_map_submit(struct rnvme_queue *queue,
 	err = rnvme_map_data(queue, rq, c, ordered);
 	*posting = err >= 0;
 	if (likely(err >= 0)) {
+		/*
+		 * Started once its data is mapped, as nvme-pci does: a request
+		 * sent back for want of an MR (-EAGAIN) was never started, so
+		 * blk-mq's timeout and nvme-core's multipath accounting see
+		 * only the dispatch that posts it.
+		 */
+		nvme_start_request(rq);
 		rnvme_tele_arm(queue, rq, req, err, ordered);
 		if (unlikely(req->sqe_sync))
 			ib_dma_sync_single_for_device(queue->ibdev,
@@ -1721,8 +1728,6 @@ static blk_status_t rnvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 		rnvme_chain_kick(queue);
 		return ret;
 	}
-
-	nvme_start_request(rq);
 
 	/*
 	 * One copy per kind of queue, and on an I/O queue one for a request
