@@ -573,7 +573,7 @@ if [ "${RNVME_SKIP_DEBUG_KERNEL:-0}" != 1 ]; then
 	dk_all="00 03 04 05 06 07 08 09 11 15"
 	dk_rxe=${RNVME_DEBUG_SUITES:-$(pick "00 15" "$dk_all")}
 	[ "$dk_rxe" = all ] && dk_rxe=$dk_all
-	dk_hostile=$(pick "reject io-connect-bad cqe-dup write-oob cqe-dup-poll connect-late cq-stall batch-post" "")
+	dk_hostile=$(pick "reject io-connect-bad cqe-dup write-oob cqe-dup-poll connect-late cq-stall batch-post chain-open" "")
 	dk_siw=${RNVME_DEBUG_SIW_SUITES:-$(pick "" 04)}
 	if kill -0 "$dk_pid" 2>/dev/null; then
 		echo "== waiting for the debug kernel build ($(($(date +%s) - t_dk_build)) s so far; log: $OUT/check/debug-kernel-build.log)"
