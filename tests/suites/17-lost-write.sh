@@ -363,10 +363,24 @@ lost_write_round() {
 	diag "target log (drain${round:+, CCR} and block X):"$'\n'"$(grep -E '^fault|^ccr|slba '"$XLBA"' |^stopping' "$TGT_LOG" | cut -c1-170 | head -n 20)"
 }
 
+# patha_renew: path A made afresh, its RDMA devices and veth pair deleted and
+# created again.  After round 1's outage, 6.12's Soft-RoCE connected path A
+# no more when only its link, routes and neighbours were restored (rdma_cm
+# -110 on every connect, whichever round ran first); 6.1's did.  A new
+# device is what an admin gets after swapping a NIC or reloading its driver.
+patha_renew() {
+	local d
+	for d in "$RDMA_DEV0" "$RDMA_DEV1"; do
+		rdma link show "$d/1" >/dev/null 2>&1 || continue
+		timeout 60 rdma link delete "$d" || { echo "# rdma link delete $d failed"; return 1; }
+	done
+	ip link del veth0 2>/dev/null
+	fx_rxe_up
+}
+
 lost_write_round ""
 if [ "${TEST_CCR:-$(is_rnvme && echo 1 || echo 0)}" != 0 ]; then
-	# path A's fabric as at the start (routes, neighbours, ports ACTIVE)
-	fx_rxe_up || bail "cannot set up $RNVME_RDMA over veth again for the CCR round"
+	patha_renew || bail "cannot make path A ($RNVME_RDMA over veth0/veth1) again for the CCR round"
 	lost_write_round ccr
 fi
 fx_pathb_down
