@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "cmd/context.h"
+#include "core/config.h"
 #include "core/connect_cli.h"
 #include "core/options.h"
+#include "core/version.h"
 
 namespace rnvme {
 
@@ -85,6 +87,10 @@ struct DisconnectAllArgs {
 };
 Status run_disconnect_all(Context& ctx, const DisconnectAllArgs& args);
 Action setup_disconnect_all(CLI::App& sub);
+
+// `rnvme version` and `rnvme --version` (main): the tool's and libnvme's versions.
+Status run_version(Context& ctx, const VersionInfo& info);
+Action setup_version(CLI::App& sub);
 
 Status run_list(Context& ctx);
 Action setup_list(CLI::App& sub);

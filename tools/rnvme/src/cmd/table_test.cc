@@ -193,5 +193,18 @@ TEST(CommandTable, ConnectAllDumpConfig) {
   }
 }
 
+// `rnvme version` (main runs it for --version too): the project version CMake gave the
+// generated header, and the libnvme version pkg-config reported at build time.
+TEST(CommandTable, VersionPrintsTheProjectVersion) {
+  TestEnv env;
+  ASSERT_TRUE(run_cli(env, {"version"}).ok());
+  const std::string out = env.out.str();
+  EXPECT_EQ(out.rfind(std::string("rnvme version ") + RNVME_TEST_PROJECT_VERSION + "\n", 0), 0u)
+      << out;
+  EXPECT_NE(out.find("libnvme version "), std::string::npos) << out;
+  EXPECT_EQ(build_version_info("").libnvme_built, RNVME_TEST_LIBNVME_VERSION);
+  EXPECT_TRUE(env.err.str().empty());
+}
+
 }  // namespace
 }  // namespace rnvme

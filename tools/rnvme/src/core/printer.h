@@ -17,6 +17,7 @@
 #include "core/telemetry.h"
 #include "core/topology.h"
 #include "core/tune.h"
+#include "core/version.h"
 
 namespace rnvme {
 
@@ -97,6 +98,7 @@ nlohmann::json to_json(const DoctorReport& r);
 nlohmann::json to_json(const StatsReport& s);
 nlohmann::json to_json(const TopFrame& f);
 nlohmann::json to_json(const TuneReport& r);
+nlohmann::json to_json(const VersionInfo& v);
 
 class Printer {
  public:
@@ -121,6 +123,7 @@ class Printer {
   // `top` shows one after another.
   void print(const TopFrame& f);
   void print(const TuneReport& r);
+  void print(const VersionInfo& v);
   void print_error(const Error& e);    // to the error stream
   void note(std::string_view text);    // notes, warnings, -v chatter: the error stream, unless quiet
   void raw(std::string_view text);     // already rendered (Prometheus exposition), as is
