@@ -286,10 +286,12 @@ Status delete_controller(Context& ctx, const std::string& name) {
 }
 
 Status delete_controllers(Context& ctx, const std::vector<std::string>& names,
-                          std::vector<std::pair<std::string, std::string>> skipped) {
+                          std::vector<std::pair<std::string, std::string>> skipped,
+                          std::string nqn) {
   DisconnectOutcome out;
   out.dry_run = ctx.dry_run;
   out.skipped = std::move(skipped);
+  out.nqn = std::move(nqn);
   std::optional<Error> first;
   // one failure does not keep the others connected; the output says what went and what did not
   for (const auto& n : names) {

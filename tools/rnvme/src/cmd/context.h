@@ -77,8 +77,10 @@ Status apply_config_json(Context& ctx, const std::string& path, ConnectOptions& 
 
 Status delete_controller(Context& ctx, const std::string& name);
 // Deletes every controller in `names`, going on past failures; prints what was deleted, what
-// failed and `skipped` (device, why); an error when any delete failed.
+// failed and `skipped` (device, why); an error when any delete failed.  `nqn`: disconnect -n's
+// argument, for its summary line (DisconnectOutcome::nqn).
 Status delete_controllers(Context& ctx, const std::vector<std::string>& names,
-                          std::vector<std::pair<std::string, std::string>> skipped = {});
+                          std::vector<std::pair<std::string, std::string>> skipped = {},
+                          std::string nqn = {});
 
 }  // namespace rnvme

@@ -43,6 +43,9 @@ struct DisconnectOutcome {
   bool dry_run = false;
   std::vector<std::pair<std::string, std::string>> failed = {};   // device, why its delete failed
   std::vector<std::pair<std::string, std::string>> skipped = {};  // device, why it was left alone
+  // disconnect -n: the NQN(s) as given; the text ends with nvme-cli's "NQN:<nqn> disconnected
+  // <n> controller(s)", also when none matched
+  std::string nqn = {};
 };
 
 struct ConnectAllItem {
