@@ -148,10 +148,8 @@ void connect_log_entries(Context& ctx, const ConfigEntry& disc, const std::vecto
   const std::string via = service_name(disc.opts);
   const std::string src = "discovery " + via;
   for (const auto& e : log->entries) {
-    ConnectOptions o = disc.opts;  // host identity and tunables carry over from the discovery line
-    o.traddr = e.traddr;
-    o.trsvcid = e.trsvcid;
-    o.nqn = e.subnqn;
+    // host identity and tunables carry over from the discovery line
+    ConnectOptions o = entry_connect_options(disc.opts, e);
     std::string skip;
     if (e.trtype != kTrtypeRdma)
       skip = fmt::format("transport {} is not rdma", trtype_name(e.trtype));

@@ -103,6 +103,26 @@ TEST_F(ConnectAllTest, FromDiscoveryConf) {
   EXPECT_EQ(env.fs.writes[0].first, "/sys/class/nvme/nvme0/delete_controller");
 }
 
+// An entry whose treq says SQ flow control may be disabled (bit 2, NVMF_TREQ_DISABLE_SQFLOW) is
+// connected with disable_sqflow, as libnvme 1.3's nvmf_connect_disc_entry() does; the others not.
+TEST_F(ConnectAllTest, EntryTreqDisableSqflowIsHonoured) {
+  env.dlog.pages["nvme0"] = make_discovery_log({
+      {kSubnqn, "192.168.50.10", "4420", kSubtypeNvme, kTrtypeRdma, 0, 2 | kTreqDisableSqflow},
+      {"nqn.2024-01.io.rnvme:target2", "192.168.50.10", "4420"},
+  });
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.opts.traddr = "192.168.50.10";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 3u);
+  EXPECT_EQ(env.fabrics.written[0].find("disable_sqflow"), std::string::npos);  // discovery
+  EXPECT_NE(env.fabrics.written[1].find("nqn=" + std::string(kSubnqn)), std::string::npos);
+  EXPECT_NE(env.fabrics.written[1].find(",disable_sqflow"), std::string::npos)
+      << env.fabrics.written[1];
+  EXPECT_EQ(env.fabrics.written[2].find("disable_sqflow"), std::string::npos)
+      << env.fabrics.written[2];
+}
+
 // nvme-cli's package installs a discovery.conf of comments only: nothing to do is not a failure
 // (rnvme-autoconnect.service runs on every host with the file).
 TEST_F(ConnectAllTest, NothingConfiguredIsNotAnError) {

@@ -71,6 +71,7 @@ struct LogEntry {
   uint8_t subtype = 2;
   uint8_t trtype = 1;
   uint16_t eflags = 0;
+  uint8_t treq = 2;  // secure channel not required
 };
 std::vector<uint8_t> make_discovery_log(const std::vector<LogEntry>& entries, uint64_t genctr = 7);
 
