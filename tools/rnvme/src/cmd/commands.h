@@ -64,6 +64,10 @@ struct ConnectAllArgs {
   bool quiet = false;     // errors only on stderr
   // print what would be connected (config.json's layout, secrets hidden) instead of connecting
   bool dump_config = false;
+  // -p/--persistent, --force: for every discovery controller (a discovery.conf line may say so
+  // for its own)
+  DiscoveryFlags discovery;
+  std::string raw;        // nvme-cli's -r/--raw FILE: refused
 };
 // connect-all follows the RDMA referrals of a discovery log (subtype 1, another discovery
 // service), as nvme-cli does, within bounds: no discovery service is read twice in one run, a
