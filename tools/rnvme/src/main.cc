@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -14,7 +15,8 @@
 int main(int argc, char** argv) {
   using namespace rnvme;
   CLI::App app{"rnvme: NVMe over Fabrics (RDMA) host control tool"};
-  app.require_subcommand(1, 1);
+  // one subcommand, or none with --version (checked after parsing)
+  app.require_subcommand(0, 1);
   std::string format = "text";
   bool dry_run = false;
   int verbose = 0;
@@ -26,6 +28,8 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json_flag, "the same as -o json");
   app.add_flag("--dry-run", dry_run, "print what would be written; change nothing");
   app.add_flag("-v,--verbose", verbose, "print the option string and checks (repeatable)");
+  bool version = false;
+  app.add_flag("--version", version, "print the versions of rnvme and libnvme (rnvme version)");
 
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const auto& cmd : command_table()) {
@@ -39,6 +43,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : exit_code(ErrorCode::kUsage);
+  }
+  const bool any_subcommand =
+      std::any_of(actions.begin(), actions.end(), [](const auto& a) { return a.first->parsed(); });
+  if (!any_subcommand && !version) {
+    app.exit(CLI::RequiredError("A subcommand"));
+    return exit_code(ErrorCode::kUsage);
   }
 
   Printer printer(format == "json" || json_flag ? Format::kJson : Format::kText, std::cout, std::cerr);
@@ -54,7 +64,8 @@ int main(int argc, char** argv) {
               static_cast<long>(::getpid())};
 
   for (auto& [sub, action] : actions) {
-    if (!sub->parsed()) continue;
+    // --version is the version command, whatever else is given
+    if (version ? sub->get_name() != "version" : !sub->parsed()) continue;
     Status st = Ok{};
     try {
       st = action(ctx);

@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "cmd/context.h"
+#include "core/config.h"
 #include "core/connect_cli.h"
 #include "core/options.h"
+#include "core/version.h"
 
 namespace rnvme {
 
@@ -62,6 +64,10 @@ struct ConnectAllArgs {
   bool quiet = false;     // errors only on stderr
   // print what would be connected (config.json's layout, secrets hidden) instead of connecting
   bool dump_config = false;
+  // -p/--persistent, --force: for every discovery controller (a discovery.conf line may say so
+  // for its own)
+  DiscoveryFlags discovery;
+  std::string raw;        // nvme-cli's -r/--raw FILE: refused
 };
 // connect-all follows the RDMA referrals of a discovery log (subtype 1, another discovery
 // service), as nvme-cli does, within bounds: no discovery service is read twice in one run, a
@@ -85,6 +91,10 @@ struct DisconnectAllArgs {
 };
 Status run_disconnect_all(Context& ctx, const DisconnectAllArgs& args);
 Action setup_disconnect_all(CLI::App& sub);
+
+// `rnvme version` and `rnvme --version` (main): the tool's and libnvme's versions.
+Status run_version(Context& ctx, const VersionInfo& info);
+Action setup_version(CLI::App& sub);
 
 Status run_list(Context& ctx);
 Action setup_list(CLI::App& sub);

@@ -82,25 +82,46 @@ void connect_log_entries(Context& ctx, const ConfigEntry& disc, const std::vecto
 // Reads one discovery controller's log and connects every RDMA NVM subsystem in it, following
 // its referrals. `depth` 0: a configured discovery controller, reported only when it fails;
 // otherwise a referral `via` another discovery service, reported as followed or failed.
+// A live persistent discovery controller of this host to the discovery service `o` names
+// (nvme-cli's lookup_discovery_ctrl()), or "".
+std::string existing_discovery_controller(Context& ctx, ConnectOptions o) {
+  (void)resolve_host_identity(ctx, o);
+  const Topology topo = scan_topology(ctx.fs);
+  const NvmeController* c = find_association(topo, o);
+  return c ? c->name : std::string();
+}
+
 void connect_from_discovery(Context& ctx, const ConfigEntry& disc, const std::string& via,
                             int depth, DiscoveryWalk& walk, ConnectAllOutcome& out) {
   walk.read.insert(service_key(disc.opts));
   ConnectAllItem head = make_item(disc.source, disc.opts, via);
-  auto c = connect_controller(ctx, disc.opts);
-  if (!c) {
-    set_failed(head, c.error());
-    out.items.push_back(std::move(head));
-    return;
+  // -p: the discovery controller stays, with nvme-cli's keep-alive unless one is given, and
+  // one that is there already is read instead of making another (unless --force)
+  const bool keep = disc.discovery.persistent;
+  ConnectOptions o = disc.opts;
+  if (keep && !o.keep_alive_tmo) o.keep_alive_tmo = kPersistentDiscoveryKato;
+  std::string device =
+      keep && !disc.discovery.force && !ctx.dry_run ? existing_discovery_controller(ctx, o) : "";
+  bool existed = !device.empty();
+  if (!existed) {
+    auto c = connect_controller(ctx, o);
+    if (!c) {
+      set_failed(head, c.error());
+      out.items.push_back(std::move(head));
+      return;
+    }
+    if (c->dry_run) {
+      head.status = "would_discover";
+      head.options = c->options;
+      out.items.push_back(std::move(head));
+      return;
+    }
+    device = c->device;
+    existed = c->already_connected;
   }
-  if (c->dry_run) {
-    head.status = "would_discover";
-    head.options = c->options;
-    out.items.push_back(std::move(head));
-    return;
-  }
-  auto bytes = ctx.dlog.read(c->device);
-  // Only needed for the log page, unless it was there before (a persistent one is left alone).
-  if (!c->already_connected) (void)delete_controller(ctx, c->device);
+  auto bytes = ctx.dlog.read(device);
+  // Only needed for the log page, unless it was there before or is to stay.
+  if (!existed && !keep) (void)delete_controller(ctx, device);
   if (!bytes) {
     set_failed(head, bytes.error());
     out.items.push_back(std::move(head));
@@ -148,10 +169,8 @@ void connect_log_entries(Context& ctx, const ConfigEntry& disc, const std::vecto
   const std::string via = service_name(disc.opts);
   const std::string src = "discovery " + via;
   for (const auto& e : log->entries) {
-    ConnectOptions o = disc.opts;  // host identity and tunables carry over from the discovery line
-    o.traddr = e.traddr;
-    o.trsvcid = e.trsvcid;
-    o.nqn = e.subnqn;
+    // host identity and tunables carry over from the discovery line
+    ConnectOptions o = entry_connect_options(disc.opts, e);
     std::string skip;
     if (e.trtype != kTrtypeRdma)
       skip = fmt::format("transport {} is not rdma", trtype_name(e.trtype));
@@ -243,6 +262,11 @@ Status dump_config(Context& ctx, const std::vector<const ConfigEntry*>& entries)
 
 Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
   if (args.quiet) ctx.out.set_quiet(true);
+  if (!args.raw.empty())
+    return make_error(ErrorCode::kUsage, fmt::format("-r/--raw {} is not supported", args.raw),
+                      "nvme-cli's connect-all -r saves the discovery log to that file instead of "
+                      "connecting; rnvme has no raw log output",
+                      "drop -r to connect, or use 'rnvme discover -o json' to see the log");
   std::vector<ConfigEntry> discovery;  // discovery controllers to ask
   std::vector<ConfigEntry> direct;     // subsystems to connect as configured
   std::optional<ConfigEntry> from_device;
@@ -265,9 +289,9 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
     tmpl.nqn = e->opts.nqn;
     // and what they leave unset from config.json's port of that discovery controller (discover's)
     if (auto st = apply_config_json(ctx, args.config_json, tmpl); !st) return st;
-    discovery.push_back({e->source, tmpl, {}});
+    discovery.push_back({e->source, tmpl, {}, args.discovery});
   } else if (!args.opts.traddr.empty()) {
-    ConfigEntry e{"command line", args.opts, {}};
+    ConfigEntry e{"command line", args.opts, {}, args.discovery};
     if (e.opts.nqn.empty()) e.opts.nqn = std::string(kDiscoveryNqn);
     if (auto st = apply_config_json(ctx, args.config_json, e.opts); !st) return st;
     discovery.push_back(std::move(e));
@@ -292,8 +316,13 @@ Status run_connect_all(Context& ctx, const ConnectAllArgs& args) {
       ctx.out.print(none);
       return Ok{};
     }
-    // Command-line options apply where the file leaves them unset.
-    for (auto& e : discovery) fill_unset(e.opts, args.opts);
+    // Command-line options apply where the file leaves them unset (-p and --force to each line,
+    // as nvme-cli's do).
+    for (auto& e : discovery) {
+      fill_unset(e.opts, args.opts);
+      e.discovery.persistent = e.discovery.persistent || args.discovery.persistent;
+      e.discovery.force = e.discovery.force || args.discovery.force;
+    }
     for (auto& e : direct) fill_unset(e.opts, args.opts);
   }
 
@@ -372,6 +401,12 @@ Action setup_connect_all(CLI::App& sub) {
   sub.add_flag("-O,--dump-config", args->dump_config,
                "print the configuration that would be connected (nvme-cli's config.json layout, "
                "keys as (secret)) and connect nothing");
+  sub.add_flag("-p,--persistent", args->discovery.persistent,
+               "keep the discovery controllers connected (keep-alive 30 s unless -k); one that is "
+               "there already is read instead of connecting another");
+  sub.add_flag("--force", args->discovery.force,
+               "with -p: connect a new discovery controller even where one is there already");
+  sub.add_option("-r,--raw", args->raw, "nvme-cli's 'save the log to FILE': not supported (refused)");
   add_quiet_option(sub, args->quiet);
   return [args](Context& ctx) { return run_connect_all(ctx, *args); };
 }

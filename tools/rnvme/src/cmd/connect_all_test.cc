@@ -31,6 +31,24 @@ std::string option_value(const std::string& o, const std::string& key) {
   return o.substr(from, o.find(',', from) - from);
 }
 
+// connect-all's own command line (setup_connect_all) parsed into `args`' flags.
+bool setup_and_parse(ConnectAllArgs& args, std::vector<std::string> words) {
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("connect-all");
+  Action action = setup_connect_all(*sub);
+  words.insert(words.begin(), "connect-all");
+  std::reverse(words.begin(), words.end());
+  try {
+    app.parse(words);
+  } catch (const CLI::ParseError&) {
+    return false;
+  }
+  // the flags the action holds are not reachable from here: read them back by name
+  args.discovery.persistent = sub->count("--persistent") == 1;
+  args.discovery.force = sub->count("--force") == 1;
+  return true;
+}
+
 class ConnectAllTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -101,6 +119,99 @@ TEST_F(ConnectAllTest, FromDiscoveryConf) {
   EXPECT_NE(env.fabrics.written[1].find("nqn=nqn.2024-01.io.rnvme:target1"), std::string::npos);
   EXPECT_NE(env.fabrics.written[1].find("queue_size=32"), std::string::npos);
   EXPECT_EQ(env.fs.writes[0].first, "/sys/class/nvme/nvme0/delete_controller");
+}
+
+// nvme-cli's -p (on a discovery.conf line, or connect-all's command line for every line): the
+// discovery controller stays, with keep-alive 30 s (NVMF_DEF_DISC_TMO); the next run reads the one
+// that is there instead of connecting another (lookup_discovery_ctrl), unless --force.
+TEST_F(ConnectAllTest, PersistentDiscoveryControllerStaysAndIsReadAgain) {
+  env.fs.add("/etc/nvme/discovery.conf", "-t rdma -a 192.168.50.10 -s 4420 -p\n");
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok()) << env.err.str();
+  ASSERT_GE(env.fabrics.written.size(), 2u) << env.out.str();
+  EXPECT_EQ(option_value(env.fabrics.written[0], "nqn"), kDiscoveryNqn);
+  EXPECT_EQ(option_value(env.fabrics.written[0], "traddr"), "192.168.50.10");
+  EXPECT_EQ(option_value(env.fabrics.written[0], "keep_alive_tmo"), "30");
+  for (const auto& [path, data] : env.fs.writes)
+    EXPECT_NE(path, "/sys/class/nvme/nvme0/delete_controller");
+  // the subsystems it lists get no discovery keep-alive
+  EXPECT_EQ(option_value(env.fabrics.written[1], "keep_alive_tmo"), "");
+
+  // the next run: nvme5 is that persistent discovery controller
+  TestEnv again;
+  add_host_identity(again.fs);
+  add_modules(again.fs);
+  add_controller(again.fs, "nvme5", "nvme-subsys5", std::string(kDiscoveryNqn), "rdma",
+                 "192.168.50.10", "4420");
+  again.fs.add("/etc/nvme/discovery.conf", "-t rdma -a 192.168.50.10 -s 4420 -p\n");
+  again.dlog.pages["nvme5"] = make_discovery_log({{kSubnqn, "192.168.50.10", "4420"}});
+  again.fabrics.handler = [](const std::string&) -> Result<std::string> {
+    return std::string("instance=6,cntlid=1\n");
+  };
+  ASSERT_TRUE(run_connect_all(again.ctx, args).ok()) << again.err.str();
+  EXPECT_EQ(again.dlog.reads, std::vector<std::string>{"nvme5"});
+  ASSERT_EQ(again.fabrics.written.size(), 1u);  // the subsystem only
+  EXPECT_EQ(option_value(again.fabrics.written[0], "nqn"), kSubnqn);
+  EXPECT_TRUE(again.fs.writes.empty());  // nothing deleted
+
+  // --force: another discovery controller all the same (and it stays too)
+  again.fabrics.written.clear();
+  again.dlog.pages["nvme6"] = make_discovery_log({});
+  ConnectAllArgs force = args;
+  force.discovery.force = true;
+  ASSERT_TRUE(run_connect_all(again.ctx, force).ok()) << again.err.str();
+  ASSERT_EQ(again.fabrics.written.size(), 1u);
+  EXPECT_EQ(option_value(again.fabrics.written[0], "nqn"), kDiscoveryNqn);
+  EXPECT_TRUE(again.fs.writes.empty());
+}
+
+// connect-all's -p on the command line is every line's -p.
+TEST_F(ConnectAllTest, PersistentOnTheCommandLine) {
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.opts.traddr = "192.168.50.10";
+  ASSERT_TRUE(setup_and_parse(args, {"-p", "--force"}));
+  EXPECT_TRUE(args.discovery.persistent);
+  EXPECT_TRUE(args.discovery.force);
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  EXPECT_EQ(option_value(env.fabrics.written[0], "keep_alive_tmo"), "30");
+  for (const auto& [path, data] : env.fs.writes)
+    EXPECT_NE(path, "/sys/class/nvme/nvme0/delete_controller");
+}
+
+// nvme-cli's connect-all -r FILE saves the log instead of connecting: refused, naming it.
+TEST_F(ConnectAllTest, RawIsRefusedWithNvmeClisSpelling) {
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.opts.traddr = "192.168.50.10";
+  args.raw = "/tmp/log.bin";
+  auto st = run_connect_all(env.ctx, args);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kUsage);
+  EXPECT_EQ(st.error().message, "-r/--raw /tmp/log.bin is not supported");
+  EXPECT_NE(st.error().cause.find("nvme-cli"), std::string::npos);
+  EXPECT_TRUE(env.fabrics.written.empty());
+}
+
+// An entry whose treq says SQ flow control may be disabled (bit 2, NVMF_TREQ_DISABLE_SQFLOW) is
+// connected with disable_sqflow, as libnvme 1.3's nvmf_connect_disc_entry() does; the others not.
+TEST_F(ConnectAllTest, EntryTreqDisableSqflowIsHonoured) {
+  env.dlog.pages["nvme0"] = make_discovery_log({
+      {kSubnqn, "192.168.50.10", "4420", kSubtypeNvme, kTrtypeRdma, 0, 2 | kTreqDisableSqflow},
+      {"nqn.2024-01.io.rnvme:target2", "192.168.50.10", "4420"},
+  });
+  ConnectAllArgs args;
+  args.lock_file.clear();
+  args.opts.traddr = "192.168.50.10";
+  ASSERT_TRUE(run_connect_all(env.ctx, args).ok());
+  ASSERT_EQ(env.fabrics.written.size(), 3u);
+  EXPECT_EQ(env.fabrics.written[0].find("disable_sqflow"), std::string::npos);  // discovery
+  EXPECT_NE(env.fabrics.written[1].find("nqn=" + std::string(kSubnqn)), std::string::npos);
+  EXPECT_NE(env.fabrics.written[1].find(",disable_sqflow"), std::string::npos)
+      << env.fabrics.written[1];
+  EXPECT_EQ(env.fabrics.written[2].find("disable_sqflow"), std::string::npos)
+      << env.fabrics.written[2];
 }
 
 // nvme-cli's package installs a discovery.conf of comments only: nothing to do is not a failure

@@ -218,11 +218,75 @@ TEST_F(ConnectTest, UnusableConfigJsonIsAConfigError) {
   EXPECT_TRUE(run_connect(env.ctx, {opts}).ok());
 }
 
-TEST_F(ConnectTest, MissingIdentityFilesLeaveItToTheKernel) {
-  env.fs.remove("/etc/nvme/hostnqn");
-  env.fs.remove("/etc/nvme/hostid");
-  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok());
-  EXPECT_EQ(env.fabrics.written[0].find("hostnqn="), std::string::npos);
+// nvme-cli 2.4 (fabrics.c, nvmf_connect): nvmf_hostnqn_from_file(), which is NULL alike for a
+// missing and an empty file, else nvmf_hostnqn_generate() (the DMI product UUID).  So here, for a
+// missing, an empty and a blank file (`rnvme hostnqn generate > /etc/nvme/hostnqn` leaves it
+// empty): the generated host NQN, its UUID as the host ID, and one warning that says what was used
+// and how to write the file.
+TEST_F(ConnectTest, MissingOrBlankHostnqnFileUsesTheGeneratedOneAsNvmeCli) {
+  const std::string gen_uuid = "00112233-4455-4677-8899-aabbccddeeff";  // TestEnv's generated
+  for (std::optional<std::string> file : {std::optional<std::string>(), std::optional<std::string>(""),
+                                          std::optional<std::string>(" \n\n")}) {
+    TestEnv e;
+    add_modules(e.fs);
+    if (file) e.fs.add("/etc/nvme/hostnqn", *file);
+    auto st = run_connect(e.ctx, {opts});
+    ASSERT_TRUE(st.ok()) << (file ? "'" + *file + "'" : "missing") << ": " << st.error().message;
+    ASSERT_EQ(e.fabrics.written.size(), 1u);
+    EXPECT_NE(e.fabrics.written[0].find(",hostnqn=nqn.2014-08.org.nvmexpress:uuid:" + gen_uuid +
+                                        ",hostid=" + gen_uuid),
+              std::string::npos)
+        << e.fabrics.written[0];
+    const std::string err = e.err.str();
+    EXPECT_EQ(err.rfind(std::string("warning: /etc/nvme/hostnqn: ") + (file ? "empty" : "missing") +
+                            "; using nqn.2014-08.org.nvmexpress:uuid:" + gen_uuid,
+                        0),
+              0u)
+        << err;
+    EXPECT_NE(err.find("DMI product UUID"), std::string::npos) << err;
+    EXPECT_NE(err.find("  fix: write the host NQN to the file"), std::string::npos) << err;
+    EXPECT_NE(err.find("'rnvme hostnqn generate'"), std::string::npos) << err;
+  }
+}
+
+// A hostid file beside the generated host NQN is kept (nvme-cli reads it alike).
+TEST_F(ConnectTest, BlankHostnqnFileBesideAHostidKeepsTheHostid) {
+  env.fs.add("/etc/nvme/hostnqn", "\n");
+  ASSERT_TRUE(run_connect(env.ctx, {opts}).ok()) << env.err.str();
+  EXPECT_NE(env.fabrics.written[0].find(std::string(",hostid=") + kHostUuid), std::string::npos)
+      << env.fabrics.written[0];
+}
+
+// A generated host NQN rnvme will not use stands in for nothing: a placeholder UUID many machines
+// share, or the random one libnvme makes up on every call without a DMI product UUID (nvme-cli
+// takes it, and is another host to the target on every run).  A missing file leaves the host to
+// the kernel's default, as before; an empty one is an error that says why.
+TEST_F(ConnectTest, UnusableGeneratedHostnqnFallsBackToTheKernelOrFails) {
+  struct Case {
+    std::string nqn;
+    bool stable;
+    std::string why;
+  };
+  for (const Case& c :
+       {Case{"nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-000000000000", true,
+             "placeholder"},
+        Case{"nqn.2014-08.org.nvmexpress:uuid:00112233-4455-4677-8899-aabbccddeeff", false,
+             "no DMI product UUID (nor a device-tree one), and libnvme makes up a random host "
+             "NQN on every run"}}) {
+    TestEnv e;
+    e.generated_hostnqn = c.nqn;
+    e.generated_stable = c.stable;
+    ASSERT_TRUE(run_connect(e.ctx, {opts}).ok());
+    EXPECT_EQ(e.fabrics.written[0].find("hostnqn="), std::string::npos) << c.why;
+    e.fs.add("/etc/nvme/hostnqn", "\n");
+    auto st = run_connect(e.ctx, {opts});
+    ASSERT_FALSE(st.ok()) << c.why;
+    EXPECT_EQ(st.error().code, ErrorCode::kConfig);
+    EXPECT_NE(st.error().message.find("empty, and libnvme's generated host NQN cannot stand in"),
+              std::string::npos)
+        << st.error().message;
+    EXPECT_NE(st.error().message.find(c.why), std::string::npos) << st.error().message;
+  }
 }
 
 // Debian's nvme-cli package writes two unrelated UUIDs; the kernel has no rule against that.

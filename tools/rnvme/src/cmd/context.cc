@@ -32,9 +32,32 @@ Result<std::vector<RdmaDevice>> rdma_inventory(Context& ctx) {
   return list;
 }
 
+void note_once(Context& ctx, const std::string& text) {
+  if (ctx.said.insert(text).second) ctx.out.note(text);
+}
+
 // The files through ctx.fs (sys/host_identity.h says why not libnvme's readers).
+HostIdentityInput read_host_identity(Context& ctx, std::string_view given_hostnqn,
+                                     std::string_view given_hostid) {
+  HostIdentityInput in = read_host_identity(ctx.fs, given_hostnqn, given_hostid);
+  if (in.hostnqn && !trim(*in.hostnqn).empty()) return in;
+  auto generated = ctx.generate_hostnqn();
+  if (!generated)
+    in.generated_problem = generated.error().message;
+  else if (auto why = generated_hostnqn_problem(generated->nqn))
+    in.generated_problem = fmt::format("libnvme generated '{}': {}", generated->nqn, *why);
+  else if (!generated->stable)
+    // nvme-cli takes it, and is another host to the target on every run
+    in.generated_problem =
+        "this machine has no DMI product UUID (nor a device-tree one), and libnvme makes up a "
+        "random host NQN on every run instead";
+  else
+    in.generated_hostnqn = hostnqn_for_uuid(*uuid_from_hostnqn(generated->nqn));  // lower-case
+  return in;
+}
+
 HostCheck resolve_host_identity(Context& ctx, ConnectOptions& opts) {
-  HostCheck hc = check_host_identity(read_host_identity(ctx.fs, opts.hostnqn, opts.hostid));
+  HostCheck hc = check_host_identity(read_host_identity(ctx, opts.hostnqn, opts.hostid));
   if (opts.hostnqn.empty()) opts.hostnqn = hc.hostnqn;
   if (opts.hostid.empty()) opts.hostid = hc.hostid;
   return hc;
@@ -124,6 +147,8 @@ Result<ConnectOutcome> connect_controller(Context& ctx, ConnectOptions opts) {
       const bool said = p.kind == HostProblem::kNonStandard && p.source.rfind("--", 0) == 0;
       if (p.kind == HostProblem::kUnpaired)
         ctx.out.note(fmt::format("warning: {}: {}\n  fix: {}", p.source, p.problem, p.fix));
+      else if (p.kind == HostProblem::kGenerated)
+        note_once(ctx, fmt::format("warning: {}: {}\n  fix: {}", p.source, p.problem, p.fix));
       else if (p.kind == HostProblem::kNonStandard && !said)
         ctx.out.note(fmt::format("warning: {}: {}", p.source, p.problem));
       else if (!said && ctx.verbose)
@@ -234,7 +259,7 @@ Status apply_config_json(Context& ctx, const std::string& path, ConnectOptions& 
   auto entries = read_config_json(ctx, path);
   if (!entries) return entries.error();
   const std::string hostnqn =
-      opts.hostnqn.empty() ? trim(read_host_identity(ctx.fs).hostnqn.value_or("")) : opts.hostnqn;
+      opts.hostnqn.empty() ? check_host_identity(read_host_identity(ctx)).hostnqn : opts.hostnqn;
   const ConfigEntry* port = find_config_port(*entries, opts, hostnqn);
   if (!port) return Ok{};
   if (!port->skip.empty())
@@ -261,10 +286,12 @@ Status delete_controller(Context& ctx, const std::string& name) {
 }
 
 Status delete_controllers(Context& ctx, const std::vector<std::string>& names,
-                          std::vector<std::pair<std::string, std::string>> skipped) {
+                          std::vector<std::pair<std::string, std::string>> skipped,
+                          std::string nqn) {
   DisconnectOutcome out;
   out.dry_run = ctx.dry_run;
   out.skipped = std::move(skipped);
+  out.nqn = std::move(nqn);
   std::optional<Error> first;
   // one failure does not keep the others connected; the output says what went and what did not
   for (const auto& n : names) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,17 +33,29 @@ struct Context {
   PortQuery& ports;
   Printer& out;
   // libnvme_generate_hostnqn() in main; fixed paths the library reads, so tests give their own
-  std::function<Result<std::string>()> generate_hostnqn;
+  std::function<Result<GeneratedHostnqn>()> generate_hostnqn;
   bool dry_run = false;
   int verbose = 0;
   long pid = 0;  // this process: picks its own attempt record out of the kernel log
   // A command's exit status when it succeeded but has something to report (doctor: 1 on a
   // warning, 2 on a failure); errors keep their own codes.
   int exit_status = 0;
+  // warnings already printed in this run (note_once): connect-all connects many controllers
+  std::set<std::string> said = {};
 };
+
+// ctx.out.note(text), once per run.
+void note_once(Context& ctx, const std::string& text);
 
 // Netlink inventory (sysfs when netlink is unavailable) plus the sysfs-only details.
 Result<std::vector<RdmaDevice>> rdma_inventory(Context& ctx);
+
+// /etc/nvme/hostnqn and /etc/nvme/hostid (sys/host_identity.h), the values given taking their
+// place; for a host NQN file that is missing or blank, libnvme's generated host NQN
+// (ctx.generate_hostnqn, checked) stands in, as nvme-cli's connect, discover and show-hostnqn
+// take it.
+HostIdentityInput read_host_identity(Context& ctx, std::string_view given_hostnqn = {},
+                                     std::string_view given_hostid = {});
 
 // Fills hostnqn/hostid from /etc/nvme when not given and checks that the pair agrees.
 HostCheck resolve_host_identity(Context& ctx, ConnectOptions& opts);
@@ -64,8 +77,10 @@ Status apply_config_json(Context& ctx, const std::string& path, ConnectOptions& 
 
 Status delete_controller(Context& ctx, const std::string& name);
 // Deletes every controller in `names`, going on past failures; prints what was deleted, what
-// failed and `skipped` (device, why); an error when any delete failed.
+// failed and `skipped` (device, why); an error when any delete failed.  `nqn`: disconnect -n's
+// argument, for its summary line (DisconnectOutcome::nqn).
 Status delete_controllers(Context& ctx, const std::vector<std::string>& names,
-                          std::vector<std::pair<std::string, std::string>> skipped = {});
+                          std::vector<std::pair<std::string, std::string>> skipped = {},
+                          std::string nqn = {});
 
 }  // namespace rnvme

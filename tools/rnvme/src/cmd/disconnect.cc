@@ -4,6 +4,8 @@
 #include "core/device_arg.h"
 #include "sys/sysfs.h"
 
+#include <set>
+
 namespace rnvme {
 
 Status run_disconnect(Context& ctx, const DisconnectArgs& args) {
@@ -18,22 +20,26 @@ Status run_disconnect(Context& ctx, const DisconnectArgs& args) {
       return make_error(ErrorCode::kNotFound, fmt::format("no controller {}", dev), {},
                         "'rnvme list' shows the controllers");
     names.push_back(dev);
-  } else {
-    for (const auto& s : scan_topology(ctx.fs).subsystems)
-      for (const auto& c : s.controllers)
-        if (c.subsysnqn == args.nqn || (c.subsysnqn.empty() && s.nqn == args.nqn))
-          names.push_back(c.name);
-    if (names.empty())
-      return make_error(ErrorCode::kNotFound,
-                        fmt::format("no controller is connected to {}", args.nqn), {},
-                        "'rnvme list' shows the connected subsystems");
+    return delete_controllers(ctx, names);
   }
-  return delete_controllers(ctx, names);
+  // nvme-cli's -n: NQNs separated by commas (no NQN the kernel takes has one); none connected is
+  // not an error there (exit 0, "NQN:<nqn> disconnected 0 controller(s)"), nor here
+  std::set<std::string> nqns;
+  for (std::string_view rest = args.nqn; !rest.empty();) {
+    auto comma = rest.find(',');
+    if (auto one = rest.substr(0, comma); !one.empty()) nqns.emplace(one);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  }
+  for (const auto& s : scan_topology(ctx.fs).subsystems)
+    for (const auto& c : s.controllers)
+      if (nqns.contains(c.subsysnqn.empty() ? s.nqn : c.subsysnqn)) names.push_back(c.name);
+  return delete_controllers(ctx, names, {}, args.nqn);
 }
 
 Action setup_disconnect(CLI::App& sub) {
   auto args = std::make_shared<DisconnectArgs>();
-  sub.add_option("-n,--nqn", args->nqn, "disconnect every controller of this subsystem");
+  sub.add_option("-n,--nqn", args->nqn,
+                 "disconnect every controller of this subsystem (NQNs separated by commas: of each)");
   sub.add_option("-d,--device", args->device, "disconnect this controller (nvmeN)");
   return [args](Context& ctx) { return run_disconnect(ctx, *args); };
 }

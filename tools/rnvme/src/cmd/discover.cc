@@ -21,7 +21,7 @@ Status run_discover(Context& ctx, DiscoverArgs args) {
     if (auto st = apply_config_json(ctx, args.config_json, args.opts); !st) return st;
     // nvme-cli's keep-alive for a discovery controller that stays (NVMF_DEF_DISC_TMO): a target
     // that applies its discovery KATO would drop one without.  A value given (-k, config.json)
-    // is kept, 0 too (rnvme can tell 0 from none; nvme-cli cannot).
+    // is kept; -k 0 and -1 are nvme-cli's "not given" (set_option() leaves them unset).
     if (args.persistent && !args.opts.keep_alive_tmo) args.opts.keep_alive_tmo = kPersistentDiscoveryKato;
     auto c = connect_controller(ctx, args.opts);
     if (!c) return c.error();

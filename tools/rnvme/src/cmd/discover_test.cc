@@ -66,6 +66,18 @@ TEST_F(DiscoverTest, PersistentGetsNvmeClisKeepAlive) {
       << given.fabrics.written[0];
   EXPECT_EQ(given.fabrics.written[0].find("keep_alive_tmo=30"), std::string::npos);
 
+  // -k 0 is nvme-cli's "no -k" (libnvme leaves a kato of 0 out): the persistent one gets 30 s
+  TestEnv zero;
+  add_host_identity(zero.fs);
+  zero.fabrics.handler = env.fabrics.handler;
+  zero.dlog.pages = env.dlog.pages;
+  DiscoverArgs z = args;
+  ASSERT_TRUE(set_option(z.opts, *find_option("keep-alive-tmo"), "0").ok());
+  ASSERT_TRUE(run_discover(zero.ctx, z).ok());
+  ASSERT_EQ(zero.fabrics.written.size(), 1u);
+  EXPECT_NE(zero.fabrics.written[0].find(",keep_alive_tmo=30"), std::string::npos)
+      << zero.fabrics.written[0];
+
   TestEnv once;
   add_host_identity(once.fs);
   once.fabrics.handler = env.fabrics.handler;

@@ -110,6 +110,78 @@ TEST(Hostnqn, ShowJson) {
   EXPECT_TRUE(j["problems"].empty());
 }
 
+// nvme-cli 2.4's show-hostnqn: the file's host NQN, else nvmf_hostnqn_generate()'s.  So `hostnqn
+// show` for a missing or blank file: the generated one, named as such, with a warning and the fix.
+TEST(Hostnqn, ShowFallsBackToTheGeneratedHostnqnAsNvmeCli) {
+  const std::string gen = "nqn.2014-08.org.nvmexpress:uuid:00112233-4455-4677-8899-aabbccddeeff";
+  for (bool blank : {false, true}) {
+    TestEnv env;
+    if (blank) env.fs.add("/etc/nvme/hostnqn", "\n");
+    ASSERT_TRUE(run_hostnqn(env.ctx, {"show", false}).ok());
+    const std::string out = env.out.str();
+    EXPECT_EQ(out.rfind("hostnqn: " + gen + "  (generated from the DMI product UUID; "
+                            "/etc/nvme/hostnqn is " + (blank ? "empty" : "missing") + ")\n", 0),
+              0u)
+        << out;
+    EXPECT_NE(out.find("warning: /etc/nvme/hostnqn: "), std::string::npos) << out;
+    EXPECT_NE(out.find("fix: write the host NQN to the file"), std::string::npos) << out;
+    EXPECT_EQ(env.generate_calls, 1);
+    EXPECT_TRUE(run_hostnqn(env.ctx, {"check", false}).ok());  // a warning, not a failure
+  }
+}
+
+// `rnvme hostnqn generate > /etc/nvme/hostnqn`, nvme-cli's habit with gen-hostnqn: the shell
+// empties the file before rnvme reads it.  An empty (or blank) file is no identity to protect:
+// generate writes the host NQN without --force and keeps the host ID that is there.
+TEST(Hostnqn, GenerateFillsABlankHostnqnFileAndKeepsTheHostid) {
+  TestEnv env;
+  const std::string id = "11111111-2222-4333-8444-555555555555";
+  env.fs.add("/etc/nvme/hostnqn", "");
+  env.fs.add("/etc/nvme/hostid", id + "\n");
+  auto st = run_hostnqn(env.ctx, {"generate", false});
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  EXPECT_EQ(*env.fs.read("/etc/nvme/hostnqn"),
+            "nqn.2014-08.org.nvmexpress:uuid:00112233-4455-4677-8899-aabbccddeeff\n");
+  EXPECT_EQ(*env.fs.read("/etc/nvme/hostid"), id + "\n");
+
+  // a random one (no DMI product UUID) is written too: once written it stays
+  TestEnv random;
+  random.generated_stable = false;
+  random.fs.add("/etc/nvme/hostnqn", "");
+  ASSERT_TRUE(run_hostnqn(random.ctx, {"generate", false}).ok());
+  EXPECT_EQ(*random.fs.read("/etc/nvme/hostnqn"),
+            "nqn.2014-08.org.nvmexpress:uuid:00112233-4455-4677-8899-aabbccddeeff\n");
+
+  // both blank: a fresh pair
+  TestEnv both;
+  both.fs.add("/etc/nvme/hostnqn", " \n");
+  both.fs.add("/etc/nvme/hostid", "");
+  ASSERT_TRUE(run_hostnqn(both.ctx, {"generate", false}).ok());
+  EXPECT_EQ(*both.fs.read("/etc/nvme/hostid"), "00112233-4455-4677-8899-aabbccddeeff\n");
+
+  // a host NQN with a UUID and no host ID: the ID is filled in, the NQN kept
+  TestEnv half;
+  half.fs.add("/etc/nvme/hostnqn", std::string(kHostnqn) + "\n");
+  ASSERT_TRUE(run_hostnqn(half.ctx, {"generate", false}).ok());
+  EXPECT_EQ(*half.fs.read("/etc/nvme/hostid"), std::string(kHostUuid) + "\n");
+  EXPECT_EQ(half.generate_calls, 0);
+
+  // a half rnvme would have to keep but cannot use: --force, said so
+  TestEnv bad;
+  bad.fs.add("/etc/nvme/hostnqn", "");
+  bad.fs.add("/etc/nvme/hostid", "not-a-uuid\n");
+  st = run_hostnqn(bad.ctx, {"generate", false});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().fix.find("--force"), std::string::npos);
+  EXPECT_TRUE(bad.fs.writes.empty());
+  TestEnv odd;
+  odd.fs.add("/etc/nvme/hostnqn", "nqn.2014-08.org.example:host1\n");
+  st = run_hostnqn(odd.ctx, {"generate", false});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().fix.find("--force"), std::string::npos);
+  EXPECT_TRUE(odd.fs.writes.empty());
+}
+
 TEST(Hostnqn, DryRunGenerateWritesNothing) {
   TestEnv env;
   env.ctx.dry_run = true;

@@ -24,6 +24,7 @@ const std::vector<Command>& command_table() {
       {"tune", "show, apply or revert the host settings that matter for NVMe-oF RDMA (block "
                "queues, completion IRQs, CQ moderation, ToS, queue counts); export them to tuned",
        setup_tune},
+      {"version", "print the versions of rnvme and of libnvme (the same as --version)", setup_version},
   };
   return table;
 }

@@ -52,6 +52,20 @@ TEST(CommandTable, ConnectShortAndLongOptionsReachTheOptionString) {
                                "duplicate_connect\n");
 }
 
+// nvme-cli's 0 and -1 for "the default" on the command line: no token for them, and the
+// kernel's default holds (libnvme 1.3 leaves a count or timeout that is not positive out).
+TEST(CommandTable, ConnectZeroAndMinusOneAreTheDefaults) {
+  TestEnv env;
+  add_host_identity(env.fs);
+  env.ctx.dry_run = true;
+  ASSERT_TRUE(run_cli(env, {"connect", "-a", "192.168.50.10", "-n", kSubnqn, "-k", "0", "-i", "-1",
+                            "-c", "0", "-Q", "-1", "-W", "-1", "-P", "0", "-T", "-1", "-l", "0"})
+                  .ok());
+  EXPECT_EQ(env.out.str(), std::string("transport=rdma,traddr=192.168.50.10,trsvcid=4420,nqn=") +
+                               kSubnqn + ",hostnqn=" + kHostnqn + ",hostid=" + kHostUuid +
+                               ",ctrl_loss_tmo=0\n");
+}
+
 // nvme-cli's letters and spellings mean what they mean there: -F and --fast_io_fail_tmo are the
 // fast-io-fail timeout, -f is --host-iface (TCP only: ignored, and said so), -g/-G the digests.
 TEST(CommandTable, NvmeCliOptionLettersAndSpellings) {
@@ -191,6 +205,19 @@ TEST(CommandTable, ConnectAllDumpConfig) {
     EXPECT_EQ(j[0]["subsystems"][0]["ports"][0]["traddr"], "10.0.0.1") << env.out.str();
     EXPECT_TRUE(env.fabrics.written.empty());
   }
+}
+
+// `rnvme version` (main runs it for --version too): the project version CMake gave the
+// generated header, and the libnvme version pkg-config reported at build time.
+TEST(CommandTable, VersionPrintsTheProjectVersion) {
+  TestEnv env;
+  ASSERT_TRUE(run_cli(env, {"version"}).ok());
+  const std::string out = env.out.str();
+  EXPECT_EQ(out.rfind(std::string("rnvme version ") + RNVME_TEST_PROJECT_VERSION + "\n", 0), 0u)
+      << out;
+  EXPECT_NE(out.find("libnvme version "), std::string::npos) << out;
+  EXPECT_EQ(build_version_info("").libnvme_built, RNVME_TEST_LIBNVME_VERSION);
+  EXPECT_TRUE(env.err.str().empty());
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ bool is_secret(const OptionSpec& spec) {
 
 }  // namespace
 
-Status parse_argument_line(std::string_view line, ConnectOptions& opts) {
+Status parse_argument_line(std::string_view line, ConnectOptions& opts, DiscoveryFlags* flags) {
   // The command line's parser and option table: CLI11 splits the line (quotes as a shell would)
   // and the connect options take their values as they do on the command line.
   CLI::App app;
@@ -50,6 +50,18 @@ Status parse_argument_line(std::string_view line, ConnectOptions& opts) {
   app.allow_extras();   // reported below, in rnvme's words
   std::optional<Error> refused;
   add_connect_options(app, opts, &refused);
+  std::string format, raw;
+  int verbose = 0;
+  bool quiet = false;
+  if (flags) {
+    // nvme-cli's discover_from_conf_file() parses a line with discover's own options
+    app.add_flag("-p,--persistent", flags->persistent);
+    app.add_flag("--force", flags->force);
+    app.add_option("-o,--output-format", format);  // not checked there either
+    app.add_flag("-v,--verbose", verbose);
+    app.add_flag("--quiet", quiet);
+    app.add_option("-r,--raw", raw);
+  }
   try {
     app.parse(std::string(line), /*program_name_included=*/false);
   } catch (const CLI::ParseError& e) {
@@ -57,6 +69,11 @@ Status parse_argument_line(std::string_view line, ConnectOptions& opts) {
     err.code = ErrorCode::kConfig;
     return err;
   }
+  if (!raw.empty())
+    return make_error(ErrorCode::kConfig, fmt::format("-r/--raw {} is not supported", raw),
+                      "nvme-cli saves the discovery log to that file instead of connecting, and "
+                      "rnvme has no raw log output: remove -r from the line ('rnvme discover -o "
+                      "json' prints the log)");
   const auto extra = app.remaining();
   if (extra.empty()) return Ok{};
   if (extra.front().rfind('-', 0) == 0)
@@ -80,7 +97,7 @@ Result<std::vector<ConfigEntry>> parse_discovery_conf(std::string_view text, std
     ConfigEntry e;
     e.source = fmt::format("{}:{}", name, lineno);
     e.opts.nqn = std::string(kDiscoveryNqn);
-    if (auto st = parse_argument_line(line, e.opts); !st) {
+    if (auto st = parse_argument_line(line, e.opts, &e.discovery); !st) {
       const Error& err = st.error();
       e.skip = err.cause.empty() ? err.message : err.message + " (" + err.cause + ")";
     }

@@ -14,14 +14,27 @@ namespace rnvme {
 inline constexpr std::string_view kDiscoveryConfPath = "/etc/nvme/discovery.conf";
 inline constexpr std::string_view kConfigJsonPath = "/etc/nvme/config.json";
 
+// How a discovery controller is used (nvme-cli's discover/connect-all flags, on its command line
+// or a discovery.conf line).
+struct DiscoveryFlags {
+  bool persistent = false;  // -p: kept connected after the log is read (keep-alive 30 s)
+  bool force = false;       // --force: a new one even where a persistent one exists
+};
+
 struct ConfigEntry {
   std::string source;      // "discovery.conf:3", "config.json host 0 subsystem 1 port 0"
   ConnectOptions opts;
   std::string skip;        // non-empty: not to be connected, and why
+  DiscoveryFlags discovery = {};
 };
 
 // Parses an argument line such as "-t rdma -a 10.0.0.1 -s 4420 --hostnqn=nqn..." into `opts`.
-Status parse_argument_line(std::string_view line, ConnectOptions& opts);
+// With `flags` (a discovery.conf line), nvme-cli's discover options too: -p/--persistent and
+// --force into `flags`; -o/--output-format, -v/--verbose and --quiet accepted and of no effect
+// (connect-all prints its own results); -r/--raw refused (nvme-cli saves the log to a file
+// instead of connecting).
+Status parse_argument_line(std::string_view line, ConnectOptions& opts,
+                           DiscoveryFlags* flags = nullptr);
 
 // Lines: blank and '#' lines skipped. A line rnvme cannot use (an unknown option, a bad value, a
 // secret it cannot honour) comes back with `skip` saying why: the file is nvme-cli's too, and one

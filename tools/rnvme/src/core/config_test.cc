@@ -58,6 +58,43 @@ TEST(DiscoveryConf, UnknownOptionMissingValueAndOtherTransportsOptions) {
   EXPECT_EQ(e.opts.traddr, "10.0.0.1");
 }
 
+// nvme-cli parses a discovery.conf line with discover's options (fabrics.c,
+// discover_from_conf_file): -p/--persistent and --force are the line's; -o, -v and --quiet change
+// nothing connect-all does; -r/--raw (the log to a file instead of connecting) is refused with
+// nvme-cli's spelling.
+TEST(DiscoveryConf, NvmeCliDiscoverFlagsOnALine) {
+  auto r = parse_discovery_conf(
+      "-t rdma -a 10.0.0.1 -p --force\n"
+      "--transport=rdma --traddr=10.0.0.2 --persistent -o json -v -v --quiet\n"
+      "-t rdma -a 10.0.0.3 --output-format=normal --verbose\n"
+      "-t rdma -a 10.0.0.4 -r /tmp/log.bin\n"
+      "-t rdma -a 10.0.0.5 --raw=/tmp/log.bin\n",
+      "d");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->size(), 5u);
+  for (size_t i = 0; i < 3; i++) {
+    EXPECT_TRUE((*r)[i].skip.empty()) << i << ": " << (*r)[i].skip;
+    EXPECT_TRUE((*r)[i].opts.ignored.empty()) << i;
+  }
+  EXPECT_TRUE((*r)[0].discovery.persistent);
+  EXPECT_TRUE((*r)[0].discovery.force);
+  EXPECT_TRUE((*r)[1].discovery.persistent);
+  EXPECT_FALSE((*r)[1].discovery.force);
+  EXPECT_FALSE((*r)[2].discovery.persistent);
+  EXPECT_EQ((*r)[1].opts.traddr, "10.0.0.2");
+  for (size_t i : {3u, 4u}) {
+    EXPECT_EQ((*r)[i].skip.rfind("-r/--raw /tmp/log.bin is not supported (nvme-cli saves the "
+                                 "discovery log to that file instead of connecting",
+                                 0),
+              0u)
+        << (*r)[i].skip;
+    EXPECT_NE((*r)[i].skip.find("remove -r from the line"), std::string::npos);
+  }
+  // not on the command line of connect: those are discovery.conf's (and connect-all's) words
+  ConnectOptions o;
+  EXPECT_FALSE(parse_argument_line("-a 10.0.0.1 -p", o).ok());
+}
+
 // discovery.conf lines and the command line are one grammar: the line goes through a CLI11
 // parser built by add_connect_options(), so every spelling means the same in both.
 TEST(DiscoveryConf, SameGrammarAsTheCommandLine) {

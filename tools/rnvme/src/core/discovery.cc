@@ -112,4 +112,15 @@ std::string rdma_qptype_name(uint8_t v) { return lib_name(nvmf_qptype_str(v), v)
 std::string rdma_prtype_name(uint8_t v) { return lib_name(nvmf_prtype_str(v), v); }
 std::string rdma_cms_name(uint8_t v) { return lib_name(nvmf_cms_str(v), v); }
 
+static_assert(kTreqDisableSqflow == NVMF_TREQ_DISABLE_SQFLOW);
+
+ConnectOptions entry_connect_options(const ConnectOptions& tmpl, const DiscoveryEntry& e) {
+  ConnectOptions o = tmpl;
+  o.traddr = e.traddr;
+  o.trsvcid = e.trsvcid;
+  o.nqn = e.subnqn;
+  if (e.treq & kTreqDisableSqflow) o.disable_sqflow = true;
+  return o;
+}
+
 }  // namespace rnvme

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/options.h"
 #include "core/result.h"
 
 namespace rnvme {
@@ -62,5 +63,13 @@ inline constexpr uint8_t kSubtypeCurrentDiscovery = 3;
 // eflags bit 0, DUPRETINFO: the discovery controller of this entry returns the same information
 // as the one whose log lists it.
 inline constexpr uint16_t kEflagsDupRetInfo = 1;
+// treq bit 2 (NVMF_TREQ_DISABLE_SQFLOW): the controller can run without SQ flow control.
+inline constexpr uint8_t kTreqDisableSqflow = 4;
+
+// The connect options of log entry `e`: its address and NQN on the options `tmpl` of the
+// discovery controller that listed it (host identity, host address, tunables).  An entry whose
+// treq has kTreqDisableSqflow is connected with disable_sqflow, as libnvme 1.3's
+// nvmf_connect_disc_entry() does.
+ConnectOptions entry_connect_options(const ConnectOptions& tmpl, const DiscoveryEntry& e);
 
 }  // namespace rnvme

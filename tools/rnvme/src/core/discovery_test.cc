@@ -160,5 +160,30 @@ TEST(Discovery, NamesOfADecodedPage) {
   EXPECT_EQ(rdma_prtype_name(b.rdma_prtype), "unrecognized(0)");  // not decoded for tcp
 }
 
+// A log entry's connect options: its address and NQN on the discovery controller's options, and
+// disable_sqflow when its treq allows it (bit 2), as libnvme 1.3 connects a log entry.
+TEST(Discovery, EntryConnectOptions) {
+  ConnectOptions tmpl;
+  tmpl.traddr = "192.168.50.1";
+  tmpl.nqn = std::string(kDiscoveryNqn);
+  tmpl.hostnqn = "nqn.2024-01.io.rnvme:host";
+  tmpl.queue_size = 32;
+  DiscoveryEntry e;
+  e.traddr = "192.168.50.10";
+  e.trsvcid = "4421";
+  e.subnqn = "nqn.2024-01.io.rnvme:target1";
+  e.treq = 2;  // secure channel not required, SQ flow control on
+  ConnectOptions o = entry_connect_options(tmpl, e);
+  EXPECT_EQ(o.traddr, "192.168.50.10");
+  EXPECT_EQ(o.trsvcid, "4421");
+  EXPECT_EQ(o.nqn, "nqn.2024-01.io.rnvme:target1");
+  EXPECT_EQ(o.hostnqn, tmpl.hostnqn);
+  EXPECT_EQ(o.queue_size, 32);
+  EXPECT_FALSE(o.disable_sqflow);
+  e.treq = 2 | kTreqDisableSqflow;
+  EXPECT_TRUE(entry_connect_options(tmpl, e).disable_sqflow);
+  EXPECT_EQ(kTreqDisableSqflow, 4);  // NVMF_TREQ_DISABLE_SQFLOW, (1 << 2)
+}
+
 }  // namespace
 }  // namespace rnvme

@@ -133,12 +133,36 @@ HostCheck check_host_identity(const HostIdentityInput& in) {
   hc.hostid_source = in.hostid_source;
   const std::string gen = "run 'rnvme hostnqn generate' (writes both files consistently)";
 
-  if (!in.hostnqn) {
+  // the host NQN in the file, or a stand-in for a missing or blank file, and what that NQN is
+  // called when a host ID is taken from it
+  std::string nqn_from = in.hostnqn_source;
+  if (in.hostnqn) hc.hostnqn = trim(*in.hostnqn);
+  if (hc.hostnqn.empty() && in.generated_hostnqn) {
+    const std::string state = in.hostnqn ? "empty" : "missing";
+    hc.hostnqn = *in.generated_hostnqn;
+    hc.hostnqn_source = fmt::format("generated from the DMI product UUID; {} is {}",
+                                    in.hostnqn_source, state);
+    nqn_from = "the generated host NQN";
+    hc.problems.push_back(
+        {HostProblem::kGenerated, in.hostnqn_source,
+         fmt::format("{}; using {}, the host NQN libnvme generates from this machine's DMI product "
+                     "UUID, as nvme-cli does",
+                     state, hc.hostnqn),
+         fmt::format("write the host NQN to the file so that every tool uses the same one: "
+                     "'rnvme hostnqn generate' (writes {} and {}; it does not need the output "
+                     "redirected), or 'nvme gen-hostnqn > {}'",
+                     in.hostnqn_source, in.hostid_source, in.hostnqn_source),
+         false});
+  } else if (!in.hostnqn) {
     hc.problems.push_back({HostProblem::kMissing, in.hostnqn_source, "missing", gen, true});
   } else {
-    hc.hostnqn = trim(*in.hostnqn);
+    const std::string none =
+        in.generated_problem.empty()
+            ? std::string()
+            : fmt::format(", and libnvme's generated host NQN cannot stand in: {}",
+                          in.generated_problem);
     if (hc.hostnqn.empty())
-      hc.problems.push_back({HostProblem::kEmpty, in.hostnqn_source, "empty", gen, true});
+      hc.problems.push_back({HostProblem::kEmpty, in.hostnqn_source, "empty" + none, gen, true});
     else if (auto why = nqn_refusal(hc.hostnqn))
       hc.problems.push_back({HostProblem::kInvalid, in.hostnqn_source,
                              fmt::format("'{}' is not a host NQN the kernel accepts: {}",
@@ -154,7 +178,7 @@ HostCheck check_host_identity(const HostIdentityInput& in) {
       // nvme-cli does the same.  Without it Linux 6.12 would pair the host NQN with its default
       // host's ID and refuse the connect (see kUnpaired).
       hc.hostid = *u;
-      hc.hostid_source = fmt::format("the UUID in {}", in.hostnqn_source);
+      hc.hostid_source = fmt::format("the UUID in {}", nqn_from);
       hc.problems.push_back(
           {HostProblem::kMissing, in.hostid_source,
            fmt::format("missing; using {}, the UUID in the host NQN (as nvme-cli does)", *u),
@@ -184,7 +208,7 @@ HostCheck check_host_identity(const HostIdentityInput& in) {
       hc.problems.push_back({HostProblem::kInvalid, in.hostid_source,
                              fmt::format("'{}' is not a UUID", hc.hostid), gen,
                              true});
-    else if (!in.hostnqn)
+    else if (!in.hostnqn && !in.generated_hostnqn)
       hc.problems.push_back(
           {HostProblem::kUnpaired, in.hostid_source,
            fmt::format("host ID {} without a host NQN ({} is missing): Linux 6.12 then pairs it "

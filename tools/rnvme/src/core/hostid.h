@@ -26,6 +26,14 @@ bool is_valid_uuid(std::string_view uuid);
 // The UUID of a "nqn.2014-08.org.nvmexpress:uuid:<uuid>" host NQN, lower-cased.
 std::optional<std::string> uuid_from_hostnqn(std::string_view hostnqn);
 std::string hostnqn_for_uuid(std::string_view uuid);
+// What libnvme's nvmf_hostnqn_generate() gave, and whether it gives the same one again: its UUID is
+// the machine's (DMI product UUID, device tree), not the random one it falls back to, new on
+// every call.
+struct GeneratedHostnqn {
+  std::string nqn;
+  bool stable = true;
+};
+
 // Why the host NQN `generated` (libnvme's nvmf_hostnqn_generate(): the DMI product UUID, else the
 // device tree's partition UUID, else a random one) must not be written, or nullopt.  libnvme 1.3
 // takes whatever UUID the firmware reports and falls back to the nil UUID when it cannot get
@@ -41,12 +49,20 @@ struct HostIdentityInput {
   std::optional<std::string> hostid;
   std::string hostnqn_source = std::string(kHostnqnPath);
   std::string hostid_source = std::string(kHostidPath);
+  // nvme-cli 2.4's stand-in (fabrics.c: nvmf_hostnqn_from_file(), else nvmf_hostnqn_generate())
+  // for a host NQN file that is missing or blank: libnvme's generated host NQN, already checked
+  // (generated_hostnqn_problem); nullopt: none, and `generated_problem` says why when one was
+  // tried.  The kernel's default host is used only when there is none.
+  std::optional<std::string> generated_hostnqn = std::nullopt;
+  std::string generated_problem = {};
 };
 
 struct HostProblem {
   // kUnpaired: one half of the identity without the other, which Linux 6.12 completes from its
   // default host and then refuses; a warning, since 6.1 takes it.
-  enum Kind { kMissing, kEmpty, kInvalid, kMismatch, kNonStandard, kInUse, kUnpaired };
+  // kGenerated: the host NQN file is missing or blank and libnvme's generated host NQN stands in
+  // (HostIdentityInput::generated_hostnqn), as with nvme-cli; a warning.
+  enum Kind { kMissing, kEmpty, kInvalid, kMismatch, kNonStandard, kInUse, kUnpaired, kGenerated };
   Kind kind = kInvalid;
   std::string source;   // file or option at fault
   std::string problem;

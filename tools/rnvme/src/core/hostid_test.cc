@@ -197,6 +197,46 @@ TEST(HostId, MissingAndBlankFiles) {
   EXPECT_EQ(hb.problems[0].source, "/etc/nvme/hostnqn");
 }
 
+// nvme-cli's stand-in for a missing or blank host NQN file: the generated host NQN, a warning
+// (not fatal), its UUID as the host ID when there is no hostid file.
+TEST(HostId, GeneratedHostnqnStandsInForAMissingOrBlankFile) {
+  const std::string gen = std::string(kUuidNqnPrefix) + kUuid;
+  for (std::optional<std::string> file :
+       {std::optional<std::string>(), std::optional<std::string>("\n"),
+        std::optional<std::string>("  \t\n")}) {
+    HostIdentityInput in{file, std::nullopt};
+    in.generated_hostnqn = gen;
+    HostCheck hc = check_host_identity(in);
+    EXPECT_TRUE(hc.ok());
+    EXPECT_EQ(hc.hostnqn, gen);
+    EXPECT_EQ(hc.hostid, kUuid);
+    ASSERT_FALSE(hc.problems.empty());
+    EXPECT_EQ(hc.problems[0].kind, HostProblem::kGenerated);
+    EXPECT_EQ(hc.problems[0].source, "/etc/nvme/hostnqn");
+    EXPECT_FALSE(hc.problems[0].fatal);
+    EXPECT_NE(hc.problems[0].problem.find(file ? "empty; using " + gen : "missing; using " + gen),
+              std::string::npos)
+        << hc.problems[0].problem;
+    EXPECT_NE(hc.hostnqn_source.find("generated"), std::string::npos);
+  }
+  // a file with a host NQN in it is used, whatever was generated
+  HostIdentityInput in{std::string(kNqn) + "\n", std::string(kUuid)};
+  in.generated_hostnqn = gen;
+  EXPECT_EQ(check_host_identity(in).hostnqn, kNqn);
+  // a hostid file beside the stand-in is no unpaired half
+  HostIdentityInput with_id{std::nullopt, std::string("11111111-2222-4333-8444-555555555555")};
+  with_id.generated_hostnqn = gen;
+  for (const auto& p : check_host_identity(with_id).problems)
+    EXPECT_NE(p.kind, HostProblem::kUnpaired) << p.problem;
+  // none to stand in: an empty file is an error that says why
+  HostIdentityInput blank{std::string(""), std::nullopt};
+  blank.generated_problem = "its UUID is a placeholder";
+  HostCheck hb = check_host_identity(blank);
+  EXPECT_FALSE(hb.ok());
+  EXPECT_EQ(hb.problems[0].problem,
+            "empty, and libnvme's generated host NQN cannot stand in: its UUID is a placeholder");
+}
+
 TEST(HostId, GarbageHostid) {
   HostIdentityInput in{std::string(kNqn), std::string("abc")};
   HostCheck hc = check_host_identity(in);

@@ -33,6 +33,7 @@ bool* f_dup(ConnectOptions& o) { return &o.duplicate_connect; }
 bool* f_sqflow(ConnectOptions& o) { return &o.disable_sqflow; }
 
 using K = OptionKind;
+using D = DefaultValues;
 
 Status bad(std::string_view name, std::string_view value, std::string_view why) {
   return make_error(ErrorCode::kUsage, fmt::format("invalid value '{}' for --{}", value, name),
@@ -57,18 +58,24 @@ const std::vector<OptionSpec>& option_table() {
       {"hostid", 'I', K::kString, "host UUID (default /etc/nvme/hostid)", f_hostid, nullptr, nullptr},
       {"host-traddr", 'w', K::kString, "source address; selects the local RDMA port", f_host_traddr,
        nullptr, nullptr},
-      {"queue-size", 'Q', K::kInt, "I/O queue depth, 16..1024", nullptr, f_queue_size, nullptr},
-      {"nr-io-queues", 'i', K::kInt, "number of I/O queues", nullptr, f_nr_io, nullptr},
-      {"nr-write-queues", 'W', K::kInt, "additional write queues", nullptr, f_nr_write, nullptr},
-      {"nr-poll-queues", 'P', K::kInt, "additional poll queues", nullptr, f_nr_poll, nullptr},
-      {"reconnect-delay", 'c', K::kInt, "seconds between reconnect attempts", nullptr, f_reconnect,
-       nullptr},
+      {"queue-size", 'Q', K::kInt, "I/O queue depth, 16..1024 (0, -1: the default)", nullptr,
+       f_queue_size, nullptr, {}, D::kZeroOrMinusOne},
+      {"nr-io-queues", 'i', K::kInt, "number of I/O queues (0, -1: the default)", nullptr, f_nr_io,
+       nullptr, {}, D::kZeroOrMinusOne},
+      {"nr-write-queues", 'W', K::kInt, "additional write queues (0, -1: none)", nullptr,
+       f_nr_write, nullptr, {}, D::kZeroOrMinusOne},
+      {"nr-poll-queues", 'P', K::kInt, "additional poll queues (0, -1: none)", nullptr, f_nr_poll,
+       nullptr, {}, D::kZeroOrMinusOne},
+      {"reconnect-delay", 'c', K::kInt, "seconds between reconnect attempts (0, -1: the default)",
+       nullptr, f_reconnect, nullptr, {}, D::kZeroOrMinusOne},
       {"ctrl-loss-tmo", 'l', K::kInt, "seconds before giving up on a lost controller (-1: never)",
        nullptr, f_ctrl_loss, nullptr},
       {"fast-io-fail-tmo", 'F', K::kInt, "seconds before failing I/O while reconnecting (-1: off)",
        nullptr, f_fast_io, nullptr, "fast_io_fail_tmo"},
-      {"keep-alive-tmo", 'k', K::kInt, "keep-alive timeout in seconds", nullptr, f_kato, nullptr},
-      {"tos", 'T', K::kInt, "type of service, 0..255", nullptr, f_tos, nullptr},
+      {"keep-alive-tmo", 'k', K::kInt, "keep-alive timeout in seconds (0, -1: the default)",
+       nullptr, f_kato, nullptr, {}, D::kZeroOrMinusOne},
+      {"tos", 'T', K::kInt, "type of service, 0..255 (-1: the default)", nullptr, f_tos, nullptr,
+       {}, D::kMinusOne},
       {"duplicate-connect", 'D', K::kFlag, "allow a second connection to the same target", nullptr,
        nullptr, f_dup},
       {"disable-sqflow", 'd', K::kFlag, "disable SQ flow control", nullptr, nullptr, f_sqflow},
@@ -124,6 +131,11 @@ Status set_option(ConnectOptions& opts, const OptionSpec& spec, std::string_view
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
       if (ec != std::errc() || p != value.data() + value.size() || value.empty())
         return bad(spec.long_name, value, "expected an integer");
+      // nvme-cli's "not given": the option stays unset (or is unset again), the kernel's default
+      if ((v == -1 && spec.defaults != D::kNone) || (v == 0 && spec.defaults == D::kZeroOrMinusOne)) {
+        spec.num(opts)->reset();
+        return Ok{};
+      }
       *spec.num(opts) = v;
       return Ok{};
     }

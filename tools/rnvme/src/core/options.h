@@ -53,6 +53,10 @@ struct ConnectOptions {
 // kNotRdma / kNotRdmaFlag: nvme-cli options (with and without a value) that do not apply to an
 // RDMA connect; accepted so that nvme-cli's lines and scripts work, and reported as ignored.
 enum class OptionKind { kString, kInt, kFlag, kNotRdma, kNotRdmaFlag };
+// The numbers nvme-cli takes for "not given" (libnvme 1.3's build_options() writes no token for
+// them, and the kernel's default holds): kZeroOrMinusOne for the counts and timeouts it leaves out
+// unless positive, kMinusOne for tos (0 is a ToS). set_option() leaves the option unset for them.
+enum class DefaultValues { kNone, kZeroOrMinusOne, kMinusOne };
 struct OptionSpec {
   std::string_view long_name;   // without "--"
   char short_name;              // 0: none
@@ -62,6 +66,7 @@ struct OptionSpec {
   std::optional<int>* (*num)(ConnectOptions&);
   bool* (*flag)(ConnectOptions&);
   std::string_view alias = {};  // another long name (nvme-cli's spelling), if any
+  DefaultValues defaults = DefaultValues::kNone;  // kInt: values that mean "the default"
 
   bool is_flag() const { return kind == OptionKind::kFlag || kind == OptionKind::kNotRdmaFlag; }
 };

@@ -190,6 +190,42 @@ TEST(Options, SetOptionParsesIntegersStrictly) {
   EXPECT_EQ(o.queue_size, 64);
 }
 
+// nvme-cli 2.4 passes 0 and -1 for these to libnvme 1.3, whose build_options() writes no token
+// for a value that is not positive (tos: negative): the kernel's default holds.  So do they here:
+// the option is left unset (a value given before is unset again), and nothing reaches the string.
+TEST(Options, ZeroAndMinusOneMeanTheDefaultWhereNvmeCliTakesThem) {
+  for (const char* name : {"k", "i", "c", "Q", "W", "P"})
+    for (const char* v : {"0", "-1"}) {
+      ConnectOptions o = minimal();
+      const OptionSpec* spec = find_option(name);
+      ASSERT_NE(spec, nullptr) << name;
+      ASSERT_TRUE(set_option(o, *spec, "20").ok()) << name;
+      auto st = set_option(o, *spec, v);
+      ASSERT_TRUE(st.ok()) << name << " " << v;
+      EXPECT_FALSE(spec->num(o)->has_value()) << name << " " << v;
+      auto s = build_option_string(o);
+      ASSERT_TRUE(s.ok()) << name << " " << v << ": " << s.error().message;
+      EXPECT_EQ(*s, build_option_string(minimal()).value()) << name << " " << v;
+    }
+  ConnectOptions o = minimal();
+  ASSERT_TRUE(set_option(o, *find_option("T"), "-1").ok());
+  EXPECT_FALSE(o.tos.has_value());
+  ASSERT_TRUE(set_option(o, *find_option("T"), "0").ok());  // a ToS, passed on
+  EXPECT_EQ(o.tos, 0);
+  // 0 and -1 keep their meanings where nvme-cli passes them on: ctrl_loss_tmo 0 (give up at
+  // once) and -1 (never), fast_io_fail_tmo 0 (fail at once) and -1 (off)
+  for (const char* name : {"l", "F"})
+    for (int v : {0, -1}) {
+      ASSERT_TRUE(set_option(o, *find_option(name), std::to_string(v)).ok());
+      EXPECT_EQ(*find_option(name)->num(o), v) << name;
+    }
+  // other negative numbers stay out of range, named
+  ASSERT_TRUE(set_option(o, *find_option("k"), "-2").ok());
+  auto st = validate(o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("--keep-alive-tmo"), std::string::npos);
+}
+
 TEST(Options, FindOptionByShortLongAndUnderscore) {
   EXPECT_EQ(find_option("a")->long_name, "traddr");
   EXPECT_EQ(find_option("Q")->long_name, "queue-size");

@@ -17,6 +17,7 @@
 #include "core/telemetry.h"
 #include "core/topology.h"
 #include "core/tune.h"
+#include "core/version.h"
 
 namespace rnvme {
 
@@ -42,6 +43,9 @@ struct DisconnectOutcome {
   bool dry_run = false;
   std::vector<std::pair<std::string, std::string>> failed = {};   // device, why its delete failed
   std::vector<std::pair<std::string, std::string>> skipped = {};  // device, why it was left alone
+  // disconnect -n: the NQN(s) as given; the text ends with nvme-cli's "NQN:<nqn> disconnected
+  // <n> controller(s)", also when none matched
+  std::string nqn = {};
 };
 
 struct ConnectAllItem {
@@ -97,6 +101,7 @@ nlohmann::json to_json(const DoctorReport& r);
 nlohmann::json to_json(const StatsReport& s);
 nlohmann::json to_json(const TopFrame& f);
 nlohmann::json to_json(const TuneReport& r);
+nlohmann::json to_json(const VersionInfo& v);
 
 class Printer {
  public:
@@ -121,6 +126,7 @@ class Printer {
   // `top` shows one after another.
   void print(const TopFrame& f);
   void print(const TuneReport& r);
+  void print(const VersionInfo& v);
   void print_error(const Error& e);    // to the error stream
   void note(std::string_view text);    // notes, warnings, -v chatter: the error stream, unless quiet
   void raw(std::string_view text);     // already rendered (Prometheus exposition), as is

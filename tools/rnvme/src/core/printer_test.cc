@@ -227,5 +227,20 @@ TEST(Printer, HumanSize) {
   EXPECT_EQ(human_size(1536), "1.50 KiB");
 }
 
+// `rnvme --version`: nvme-cli's "<name> version <v>" lines; the libnvme loaded, and the one built
+// against when they differ or the loaded one is unknown.
+TEST(Printer, VersionTextAndJson) {
+  EXPECT_EQ(render(Format::kText, VersionInfo{"0.1.0", "1.3", "1.3"}),
+            "rnvme version 0.1.0\nlibnvme version 1.3\n");
+  EXPECT_EQ(render(Format::kText, VersionInfo{"0.1.0", "1.3", "1.4"}),
+            "rnvme version 0.1.0\nlibnvme version 1.4 (built against 1.3)\n");
+  EXPECT_EQ(render(Format::kText, VersionInfo{"0.1.0", "1.3", ""}),
+            "rnvme version 0.1.0\nlibnvme version unknown (built against 1.3)\n");
+  auto j = nlohmann::json::parse(render(Format::kJson, VersionInfo{"0.1.0", "1.3", ""}));
+  EXPECT_EQ(j["rnvme"], "0.1.0");
+  EXPECT_TRUE(j["libnvme"].is_null());
+  EXPECT_EQ(j["libnvme_built"], "1.3");
+}
+
 }  // namespace
 }  // namespace rnvme

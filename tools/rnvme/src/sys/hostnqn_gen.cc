@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
+#include <string_view>
 
 extern "C" {
 #include <libnvme.h>
@@ -17,10 +18,11 @@ struct FreeChars {
 
 }  // namespace
 
-Result<std::string> libnvme_generate_hostnqn() {
+Result<GeneratedHostnqn> libnvme_generate_hostnqn() {
   errno = 0;
   std::unique_ptr<char, FreeChars> nqn(nvmf_hostnqn_generate());
-  if (!nqn) {
+  std::unique_ptr<char, FreeChars> again(nqn ? nvmf_hostnqn_generate() : nullptr);
+  if (!nqn || !again) {
     // libnvme 1.3 returns NULL only when asprintf() fails
     Error e = make_error(ErrorCode::kFailure,
                          "libnvme could not generate a host NQN (nvmf_hostnqn_generate)",
@@ -28,7 +30,7 @@ Result<std::string> libnvme_generate_hostnqn() {
     e.sys_errno = errno ? errno : ENOMEM;
     return e;
   }
-  return std::string(nqn.get());
+  return GeneratedHostnqn{nqn.get(), std::string_view(nqn.get()) == again.get()};
 }
 
 }  // namespace rnvme

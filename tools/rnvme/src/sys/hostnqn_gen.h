@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "core/hostid.h"
 #include "core/result.h"
 
 namespace rnvme {
@@ -12,7 +13,8 @@ namespace rnvme {
 // else /sys/firmware/dmi/entries), else the device tree's partition UUID, else a random UUID.
 // libnvme 1.3 reads those fixed paths and cannot be pointed at RNVME_ROOT: commands reach it
 // through Context::generate_hostnqn, which tests replace.  The caller checks the result
-// (generated_hostnqn_problem).
-Result<std::string> libnvme_generate_hostnqn();
+// (generated_hostnqn_problem).  `stable`: two calls gave the same host NQN (libnvme 1.3 says
+// nothing of where the UUID came from; a random one differs every time).
+Result<GeneratedHostnqn> libnvme_generate_hostnqn();
 
 }  // namespace rnvme

@@ -87,4 +87,9 @@ Result<std::vector<uint8_t>> LibnvmeDiscoveryLogSource::read(const std::string& 
   return read_discovery_log(cmd, device);
 }
 
+std::string libnvme_runtime_version() {
+  const char* v = nvme_get_version(NVME_VERSION_PROJECT);
+  return v ? std::string(v) : std::string();
+}
+
 }  // namespace rnvme

@@ -37,6 +37,10 @@ class DiscoveryLogCommand {
 // discovery controller then announces every later change, not only the first.
 Result<std::vector<uint8_t>> read_discovery_log(DiscoveryLogCommand& cmd, const std::string& device);
 
+// The version of the libnvme loaded (nvme_get_version(NVME_VERSION_PROJECT)), or "" when it
+// gives none.
+std::string libnvme_runtime_version();
+
 class LibnvmeDiscoveryLogSource final : public DiscoveryLogSource {
  public:
   Result<std::vector<uint8_t>> read(const std::string& device) override;

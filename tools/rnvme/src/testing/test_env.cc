@@ -112,7 +112,7 @@ std::vector<uint8_t> make_discovery_log(const std::vector<LogEntry>& entries, ui
     b[e + 0] = entries[i].trtype;
     b[e + 1] = 1;  // ipv4
     b[e + 2] = entries[i].subtype;
-    b[e + 3] = 2;  // secure channel not required
+    b[e + 3] = entries[i].treq;
     put(e + 4, i + 1, 2);
     put(e + 6, 0xffff, 2);
     put(e + 8, 32, 2);

@@ -26,13 +26,16 @@ struct TestEnv {
   FakePortQuery ports;
   std::ostringstream out, err;
   Printer printer{Format::kText, out, err};
-  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, ports, printer, [this] {
+  Context ctx{fs, fabrics, kmsg, dlog, netlink, net, ports, printer,
+              [this]() -> Result<GeneratedHostnqn> {
                 generate_calls++;
-                return generated_hostnqn;
+                if (!generated_hostnqn) return generated_hostnqn.error();
+                return GeneratedHostnqn{*generated_hostnqn, generated_stable};
               }};
   // what libnvme's nvmf_hostnqn_generate() gives in the test
   Result<std::string> generated_hostnqn =
       std::string("nqn.2014-08.org.nvmexpress:uuid:00112233-4455-4677-8899-aabbccddeeff");
+  bool generated_stable = true;  // false: a random one each time (no DMI product UUID)
   int generate_calls = 0;
 
   void json() { printer.set_format(Format::kJson); }
@@ -68,6 +71,7 @@ struct LogEntry {
   uint8_t subtype = 2;
   uint8_t trtype = 1;
   uint16_t eflags = 0;
+  uint8_t treq = 2;  // secure channel not required
 };
 std::vector<uint8_t> make_discovery_log(const std::vector<LogEntry>& entries, uint64_t genctr = 7);
 

@@ -86,6 +86,35 @@ expect_json "--json is -o json on every command" '.version == 1'
 rn disconnect-all
 check "no controller left" wait_for 30 fx_no_fabrics_ctrls
 
+# nvme-cli's discover options on a discovery.conf line (issue 53): -p keeps the discovery
+# controller (keep-alive 30 s) and a second run reads that one instead of connecting another;
+# -o, -v and --quiet change nothing; a line with -r is skipped, naming it.
+disc_ctrls() {
+	local c
+	for c in $(fabrics_ctrls); do
+		[ "$(cat "/sys/class/nvme/$c/subsysnqn" 2>/dev/null)" = nqn.2014-08.org.nvmexpress.discovery ] && echo "$c"
+	done
+	return 0
+}
+{
+	echo "--transport=$TRANSPORT --traddr=$TGT_IP4 --trsvcid=$TGT_PORT -p -o json -v --quiet"
+	echo "--transport=$TRANSPORT --traddr=$TGT_IP4 --trsvcid=$TGT_PORT -r /tmp/rnvme-log.bin"
+} > "$cfg/persistent.conf"
+rn -o json connect-all --config "$cfg/none.json" --discovery-conf "$cfg/persistent.conf"
+expect_rc "connect-all from a discovery.conf line with -p exits 0" 0
+expect_json "both subsystems connected; the -r line skipped, naming -r/--raw" \
+	"([.results[] | select(.status == \"connected\") | .nqn] | sort == ([\"$TEST_NQN\", \"$TEST_NQN2\"] | sort)) and ([.results[] | select(.status == \"skipped\") | .detail] | any(test(\"-r/--raw\")))"
+dc=$(disc_ctrls)
+check "one discovery controller stays ($dc)" test "$(echo "$dc" | grep -c .)" = 1
+check "with keep-alive 30 s" grep -qx 30 "/sys/class/nvme/$dc/kato"
+rn -o json connect-all --config "$cfg/none.json" --discovery-conf "$cfg/persistent.conf"
+expect_rc "a second run exits 0" 0
+expect_json "it finds both subsystems connected already" \
+	'[.results[] | select(.status == "already_connected")] | length == 2'
+check "the same discovery controller, no other" test "$(disc_ctrls)" = "$dc"
+rn disconnect-all
+check "no controller left (-p)" wait_for 30 fx_no_fabrics_ctrls
+
 # The udev path, fired by a real discovery log change: a persistent discovery controller, the
 # shipped rule in a udevd of this guest (its RUN the unit's command: systemd is not PID 1 here),
 # and nvmet adding a subsystem to the port, then two more, one after the other.

@@ -28,9 +28,14 @@ void check_host(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
       continue;
     }
     for (const HostProblem* p : mine) {
-      // A missing file is a warning (the kernel has a default host; connect goes ahead), an
-      // unusable one a failure.
-      Severity sev = p->fatal && p->kind != HostProblem::kMissing ? Severity::kFail : Severity::kWarn;
+      // A missing file is a warning (connect goes ahead: the generated host NQN, or the kernel's
+      // default host), and so is a blank host NQN file (the generated one stands in, as with
+      // nvme-cli); an unusable one is a failure.
+      const bool blank_hostnqn =
+          p->kind == HostProblem::kEmpty && part.source == s.host.hostnqn_source;
+      Severity sev = p->fatal && p->kind != HostProblem::kMissing && !blank_hostnqn
+                         ? Severity::kFail
+                         : Severity::kWarn;
       std::string why;
       switch (p->kind) {
         case HostProblem::kMissing:
@@ -38,8 +43,19 @@ void check_host(const DoctorSnapshot& s, std::vector<DoctorCheck>& out) {
                     ? "tools that read only the host ID file, and the kernel's default host, then use "
                       "another host ID than this one: targets that key reservations or ACLs on the "
                       "host ID see a different host"
-                    : "without a host NQN the kernel uses its default host NQN, which changes with every "
-                      "boot: targets that allow only listed hosts refuse the connect after a reboot";
+                    : "connect then uses the host NQN libnvme generates from the DMI product UUID, "
+                      "as nvme-cli does, or, where there is none to use, the kernel's default host "
+                      "NQN, which changes with every boot; tools that read the file see none";
+          break;
+        case HostProblem::kEmpty:
+          if (!blank_hostnqn) {
+            why = "the kernel refuses the connect with this value (EINVAL), or rnvme connect "
+                  "stops before it";
+            break;
+          }
+          why = "connect uses the host NQN libnvme generates from the DMI product UUID instead, "
+                "as nvme-cli does (and stops when that is a placeholder); tools that read the "
+                "file see none";
           break;
         case HostProblem::kUnpaired:
           why = "Linux 6.12 refuses a host NQN and host ID that do not pair up (EINVAL)";

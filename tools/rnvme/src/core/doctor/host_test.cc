@@ -36,6 +36,16 @@ TEST(DoctorHost, MissingHostnqnWarns) {
   EXPECT_EQ(c.severity, Severity::kWarn);
 }
 
+// connect takes the generated host NQN for a blank file, as nvme-cli: a warning, not a failure
+TEST(DoctorHost, BlankHostnqnWarns) {
+  auto s = softroce();
+  s.host.hostnqn = "\n";
+  const DoctorCheck c = one(run_doctor_checks(s), "host.hostnqn");
+  EXPECT_EQ(c.severity, Severity::kWarn);
+  s.host.hostid = "\n";  // a blank host ID file is still a failure
+  EXPECT_EQ(one(run_doctor_checks(s), "host.hostid").severity, Severity::kFail);
+}
+
 TEST(DoctorHost, IdentityUsedWithAnotherIdFails) {
   auto s = softroce();
   s.host_in_use.push_back({"nvme0", "nqn.2014-08.org.nvmexpress:uuid:6f1f7b3a-1b1e-4c5e-9d1a-0c0ffee0d00d",

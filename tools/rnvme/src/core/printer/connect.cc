@@ -26,7 +26,7 @@ json to_json(const DisconnectOutcome& d) {
     return a;
   };
   return {{"devices", d.devices}, {"failed", pairs(d.failed)}, {"skipped", pairs(d.skipped)},
-          {"dry_run", d.dry_run}};
+          {"dry_run", d.dry_run}, {"nqn", str_or_null(d.nqn)}};
 }
 
 json to_json(const ConnectAllOutcome& c) {
@@ -62,7 +62,9 @@ void Printer::print(const DisconnectOutcome& d) {
     fmt::print(out_, "{} {}\n", d.dry_run ? "would disconnect" : "disconnected", dev);
   for (const auto& [dev, why] : d.failed) fmt::print(out_, "failed {}: {}\n", dev, why);
   for (const auto& [dev, why] : d.skipped) fmt::print(out_, "skipped {}: {}\n", dev, why);
-  if (d.devices.empty() && d.failed.empty() && d.skipped.empty())
+  if (!d.nqn.empty() && !d.dry_run)
+    fmt::print(out_, "NQN:{} disconnected {} controller(s)\n", d.nqn, d.devices.size());
+  else if (d.devices.empty() && d.failed.empty() && d.skipped.empty())
     fmt::print(out_, "no matching controllers\n");
 }
 

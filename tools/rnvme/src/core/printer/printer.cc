@@ -34,6 +34,24 @@ json to_json(const Error& e) {
             {"exit_code", exit_code(e.code)}}}};
 }
 
+json to_json(const VersionInfo& v) {
+  return {{"rnvme", v.tool},
+          {"libnvme", str_or_null(v.libnvme_runtime)},
+          {"libnvme_built", str_or_null(v.libnvme_built)}};
+}
+
+void Printer::print(const VersionInfo& v) {
+  if (format_ == Format::kJson) return json(to_json(v));
+  // nvme-cli's first words ("nvme version 2.3 (git 2.3)", "libnvme version 1.3 (git 1.3)")
+  fmt::print(out_, "rnvme version {}\n", v.tool);
+  if (v.libnvme_runtime.empty())
+    fmt::print(out_, "libnvme version unknown (built against {})\n", v.libnvme_built);
+  else if (v.libnvme_runtime != v.libnvme_built)
+    fmt::print(out_, "libnvme version {} (built against {})\n", v.libnvme_runtime, v.libnvme_built);
+  else
+    fmt::print(out_, "libnvme version {}\n", v.libnvme_runtime);
+}
+
 int exit_code(ErrorCode code) { return static_cast<int>(code); }
 
 void Printer::emit(std::ostream& os, nlohmann::json j, int indent) {
